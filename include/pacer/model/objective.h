@@ -1,0 +1,57 @@
+// The training objective of DESIGN.md section 2: F(x) = (1/P) Σ_p f_p(x).
+//
+// An Objective owns the P partitions (each a contiguous copy of its rows, so a full-partition
+// gradient reads memory in order) and a shared Model. partition_gradient is g_p(x): the
+// gradient of f_p on a minibatch of `batch` rows drawn without replacement from D_p (or all of D_p
+// when batch is 0 or at least its size). It is const and thread-compatible: each worker brings its
+// own Scratch and Rng.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "pacer/core/rng.h"
+#include "pacer/core/vector.h"
+#include "pacer/data/dataset.h"
+#include "pacer/data/partition.h"
+#include "pacer/model/model.h"
+
+namespace pacer {
+
+class Objective {
+ public:
+  // Per-worker scratch: a model workspace, a minibatch gather buffer and an index permutation.
+  struct Scratch {
+    std::unique_ptr<Workspace> workspace;
+    Dataset gathered;
+    std::vector<int> order;
+  };
+
+  Objective(std::shared_ptr<const Model> model, const Dataset& train, const Partition& partition,
+            int batch);
+
+  const Model& model() const { return *model_; }
+  int num_partitions() const { return static_cast<int>(parts_.size()); }
+  const Dataset& partition(int p) const { return parts_[p]; }
+  int batch() const { return batch_; }
+  int64_t dim() const { return model_->num_params(); }
+
+  std::unique_ptr<Scratch> make_scratch() const;
+
+  // g_p(x) into grad; returns the minibatch loss. Draws the minibatch from rng.
+  double partition_gradient(int p, const Vec& x, Vec& grad, Rng& rng, Scratch& scratch) const;
+  // Exact f_p(x) and ∇f_p(x) over the whole partition.
+  double full_partition_gradient(int p, const Vec& x, Vec& grad, Scratch& scratch) const;
+  // F(x) = (1/P) Σ_p f_p(x) and ∇F(x) into grad.
+  double full_gradient(const Vec& x, Vec& grad, Scratch& scratch) const;
+  // f_p(x) for every p.
+  std::vector<double> partition_losses(const Vec& x, Scratch& scratch) const;
+
+ private:
+  std::shared_ptr<const Model> model_;
+  std::vector<Dataset> parts_;
+  int batch_;
+  int max_rows_;
+};
+
+}  // namespace pacer
