@@ -1,0 +1,56 @@
+// Running one configuration end to end: config -> data -> partitions -> model -> timing model ->
+// method -> engine -> log.csv, summary.json, config.toml (DESIGN.md section 6).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pacer/core/config.h"
+#include "pacer/data/dataset.h"
+#include "pacer/model/objective.h"
+
+namespace pacer {
+
+// What every method of a run or a comparison shares: the data, its partitions and the model.
+// Reads workers, seed-independent data keys (data.*; synthetic data is drawn from data.seed,
+// default 1, so changing the run seed never changes the data set), partition.scheme
+// ("iid" default, "contiguous", "by_class", "dirichlet") and partition.alpha, model.*, and
+// training.batch (rows per partition-gradient minibatch; 0 = the whole partition).
+struct Problem {
+  int workers = 0;
+  DataSplit data;
+  std::shared_ptr<const Objective> objective;
+};
+
+// `seed` is the run seed (it drives the iid shuffle and the Dirichlet draw of the partitions).
+Problem build_problem(const Config& config, uint64_t seed);
+
+struct RunOptions {
+  // Where to write config.toml, log.csv and summary.json; empty = write nothing.
+  std::string out_dir;
+  // Reuse a Problem built from the same data/partition/model keys and seed (pacer compare).
+  const Problem* problem = nullptr;
+  // Reject keys no component read (off when pacer compare has checked them across methods).
+  bool reject_unknown_keys = true;
+  // Progress-line label.
+  std::string label;
+  // Build and validate everything (reading every key), then return without running.
+  bool dry_run = false;
+};
+
+struct RunOutcome {
+  std::string status;  // see Recorder::status()
+  nlohmann::json summary;
+};
+
+// Runs one configuration on the engine named by engine.name ("sim"). Bad configuration is an
+// Error before anything runs; a diverged run writes its outputs, then throws an Error saying where
+// they are. Outputs are written atomically.
+RunOutcome run_experiment(const Config& config, const RunOptions& options);
+
+// Reads the run seed (key "seed", default 1, >= 0).
+uint64_t read_seed(const Config& config);
+
+}  // namespace pacer

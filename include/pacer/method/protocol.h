@@ -1,0 +1,103 @@
+// The seam between training methods and the engines that run them (DESIGN.md sections 1 and 5).
+//
+// A method is a pair of halves that exchange messages:
+//   * a Master, which owns the model, decides when to update it, and hands out Jobs;
+//   * n Workers, each of which answers a Job by computing at the model the Job carries.
+// An engine moves Jobs from the master to the workers and Replies back, and decides *when* things
+// happen: the simulator in virtual time from a timing model, the MPI runtime in real time. The
+// master sees the engine only through the Cluster interface below, and workers see no engine at
+// all. So a method never knows which engine runs it, and a method written once runs on both.
+//
+// Ownership and lifetimes:
+//   * Cluster::assign copies the model it is given before returning; the master may change its x
+//     at once.
+//   * A Reply (and the payload it points to) is valid only during Master::on_reply; a master that
+//     needs a payload later copies it.
+//   * Replies from one worker arrive in the order its jobs were assigned. Replies from different
+//     workers arrive in any order; a master whose result must not depend on arrival order (every
+//     synchronous decoder) combines messages in worker-index order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "pacer/core/vector.h"
+
+namespace pacer {
+
+// A unit of work the master gives one worker.
+struct Job {
+  // The version of the model the job computes at: the step t of a synchronous method, the number
+  // of master updates so far for an asynchronous one. Echoed in the Reply.
+  int64_t tag = 0;
+};
+
+// What a worker's compute() fills in. Owned and reused by the engine (one per worker), so that
+// answering a job allocates nothing once the buffers have their size.
+struct WorkerOutput {
+  Vec payload;  // the message m_i: a gradient, or a (coded) sum of partition gradients
+  double loss = 0;  // mean training loss of the samples freshly evaluated by this job
+  // For each gradient summed into payload, the tag of the model it was computed at (one entry
+  // for a plain gradient; c entries for a gradient-coding pipeline cache). Masters derive
+  // staleness from it.
+  std::vector<int64_t> versions;
+};
+
+// A worker's answer as delivered to the master.
+struct Reply {
+  int worker = 0;
+  int64_t tag = 0;  // the Job's tag
+  const Vec* payload = nullptr;
+  double loss = 0;
+  double units = 0;         // work units the job cost
+  double compute_time = 0;  // seconds the job took on the worker (virtual or wall-clock)
+  std::span<const int64_t> versions;
+};
+
+// The worker half of a method. One object per worker; an engine calls it from one thread.
+class Worker {
+ public:
+  virtual ~Worker() = default;
+  // Work units the job will cost (DESIGN.md section 2), asked before compute() so that an engine
+  // can model the job's duration. Must not change state.
+  virtual double units(const Job& job) const = 0;
+  // Answers `job` at model `x`: fills out.payload (resized to the model dimension), out.loss and
+  // out.versions. Called exactly once per job that is not cancelled, in assignment order.
+  virtual void compute(const Job& job, const Vec& x, WorkerOutput& out) = 0;
+};
+
+// The engine as the master sees it.
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  virtual int num_workers() const = 0;
+  // Seconds since the run started: virtual time in the simulator, wall-clock time on MPI.
+  virtual double now() const = 0;
+  // Sends `job` with model `x` to `worker`, which must not be busy. x is copied before return.
+  virtual void assign(int worker, const Job& job, const Vec& x) = 0;
+  // True from assign() until the worker's reply has been handed to Master::on_reply (or until
+  // cancel()). This is the master's view: a worker whose reply is in flight is still busy.
+  virtual bool busy(int worker) const = 0;
+  // Whether cancel() is available (the simulator: yes; MPI: no, jobs always run to the end).
+  virtual bool can_cancel() const = 0;
+  // Drops the worker's job: no reply will come for it and the worker is idle at once. If the job
+  // had not finished, its compute() is never called; if it had and only its reply was in flight,
+  // the reply is dropped. Requires can_cancel() and busy(worker).
+  virtual void cancel(int worker) = 0;
+};
+
+// The master half of a method.
+class Master {
+ public:
+  virtual ~Master() = default;
+  // Called once before any reply: hand out the first jobs.
+  virtual void start(Cluster& cluster) = 0;
+  // Called for every reply, in the engine's delivery order.
+  virtual void on_reply(const Reply& reply, Cluster& cluster) = 0;
+  // True once the run should end (a target or a limit was reached). Engines stop delivering
+  // replies when it becomes true.
+  virtual bool finished() const = 0;
+};
+
+}  // namespace pacer

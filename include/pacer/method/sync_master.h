@@ -1,0 +1,79 @@
+// The step loop shared by every synchronous method (DESIGN.md section 3.1).
+//
+// Step t: the master sends (t, x_t) to every idle worker; workers answer with one message tagged
+// t; after each arrival the method's close rule decides whether step t is complete; when it is,
+// the method decodes ĝ_t from the step's messages (in worker-index order, so the result does not
+// depend on arrival order), the trainer applies x_{t+1} = x_t − η_t ĝ_t, and step t+1 begins.
+//
+// Stragglers between steps (method.straggler_policy):
+//   finish  a worker still busy at step close completes its job (its worker half updates any
+//           cache), its late reply is counted and ignored, and it then receives the newest x.
+//   cancel  (engines that can cancel) unfinished jobs are dropped at step close and every worker
+//           starts step t+1 at once.
+// A subclass supplies the close rule and the decoder; everything else lives here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/method/method.h"
+
+namespace pacer {
+
+enum class StragglerPolicy { kFinish, kCancel };
+
+// Reads method.straggler_policy ("finish" or "cancel").
+StragglerPolicy read_straggler_policy(const Config& config);
+
+class SyncMaster : public TrainingMaster {
+ public:
+  SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPolicy policy);
+
+  void start(Cluster& cluster) override;
+  void on_reply(const Reply& reply, Cluster& cluster) override;
+  void summarize(nlohmann::json& out) const override;
+
+ protected:
+  // True when the messages received so far for the current step suffice to close it.
+  virtual bool step_complete() const = 0;
+  // Writes ĝ into g from the current step's messages and lists, in `used`, the workers whose
+  // messages it combined (for staleness statistics). Called once per step, at close.
+  virtual void decode(Vec& g, std::vector<int>& used) = 0;
+  // Method-specific additions to summary.json (decode statistics).
+  virtual void summarize_method(nlohmann::json& /*out*/) const {}
+
+  int workers() const { return workers_; }
+  int64_t step() const { return step_; }
+  // Whether worker i's message for the current step has arrived, and its payload.
+  bool arrived(int i) const { return arrived_[i]; }
+  const Vec& message(int i) const { return messages_[i]; }
+  // Workers in the order their current-step messages arrived.
+  const std::vector<int>& arrival_order() const { return arrival_order_; }
+  int num_arrived() const { return static_cast<int>(arrival_order_.size()); }
+
+ private:
+  void close_step(Cluster& cluster);
+  void assign_current(int worker, Cluster& cluster);
+
+  int workers_;
+  StragglerPolicy policy_;
+  int64_t step_ = 0;
+  std::vector<Vec> messages_;
+  std::vector<double> losses_;
+  std::vector<std::vector<int64_t>> versions_;
+  std::vector<bool> arrived_;
+  std::vector<int> arrival_order_;
+  std::vector<int64_t> assigned_step_;  // the step each worker was last given
+  Vec direction_;
+  std::vector<int> used_;
+
+  // Statistics for summary.json (step times, work and responders are the monitor's).
+  std::vector<int64_t> straggled_;  // per worker: steps it was not among the used responders
+  std::map<int64_t, int64_t> staleness_histogram_;  // age in steps -> gradients used
+  int64_t late_replies_ = 0;
+  int64_t cancelled_jobs_ = 0;
+};
+
+}  // namespace pacer

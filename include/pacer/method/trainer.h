@@ -1,0 +1,64 @@
+// What every master shares: the model x, the optimizer, work accounting and the Monitor that
+// records each update and says when to stop.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "pacer/core/vector.h"
+#include "pacer/method/optimizer.h"
+
+namespace pacer {
+
+// One master update, as recorded in log.csv.
+struct UpdateRecord {
+  int64_t step = 0;        // updates applied so far, this one included (filled by Trainer)
+  double time = 0;         // engine clock at the update
+  double work_units = 0;   // work units completed by all workers so far (filled by Trainer)
+  double loss = std::numeric_limits<double>::quiet_NaN();  // mean fresh training loss reported
+                                                           // by the replies used
+  double grad_norm = std::numeric_limits<double>::quiet_NaN();  // ‖ĝ‖ (filled by Trainer)
+  int responders = 0;      // replies combined into this update
+  double staleness = 0;    // mean age, in updates, of the gradients used
+  int worker = -1;         // asynchronous methods: the worker whose arrival caused the update
+  double stepsize = 0;     // η actually used (filled by Trainer)
+};
+
+// Observes a run (implemented by the experiment layer: logging, evaluation, targets).
+class Monitor {
+ public:
+  virtual ~Monitor() = default;
+  // Called after every update with the new model. Returns false to end the run.
+  virtual bool on_update(const UpdateRecord& record, const Vec& x) = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(Vec x0, Optimizer optimizer, Monitor& monitor);
+
+  const Vec& x() const { return x_; }
+  int64_t steps() const { return steps_; }
+  double work_units() const { return work_units_; }
+  const Optimizer& optimizer() const { return optimizer_; }
+
+  // Counts work done by a worker (every completed job, used or not).
+  void add_work(double units) { work_units_ += units; }
+
+  // x ← optimizer step along `direction` with stepsize scaled by `lr_scale`; completes `record`
+  // (step, work_units, grad_norm, stepsize), hands it to the monitor, and finishes the run if the
+  // monitor says so.
+  void apply(const Vec& direction, UpdateRecord record, double lr_scale = 1.0);
+
+  bool finished() const { return finished_; }
+  void finish() { finished_ = true; }
+
+ private:
+  Vec x_;
+  Optimizer optimizer_;
+  Monitor& monitor_;
+  int64_t steps_ = 0;
+  double work_units_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace pacer

@@ -1,0 +1,188 @@
+#include "pacer/experiment/compare.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "pacer/core/error.h"
+#include "pacer/core/files.h"
+#include "pacer/core/log.h"
+#include "pacer/experiment/experiment.h"
+
+namespace pacer {
+namespace {
+
+// The config of one method spec: method.name and its method.* keys set.
+Config config_for(const Config& base, const std::string& spec) {
+  Config config = base;
+  size_t colon = spec.find(':');
+  config.set_string("method.name", spec.substr(0, colon));
+  while (colon != std::string::npos) {
+    size_t next = spec.find(':', colon + 1);
+    std::string assignment = spec.substr(colon + 1, next - colon - 1);
+    if (assignment.find('=') == std::string::npos) {
+      fail("--methods: '{}' in '{}': expected key=value after ':'", assignment, spec);
+    }
+    config.set("method." + assignment);
+    colon = next;
+  }
+  return config;
+}
+
+struct Stat {
+  std::vector<double> values;
+  void add(double v) { values.push_back(v); }
+  std::string format(const char* spec) const {
+    if (values.empty()) return "—";
+    double mean = 0;
+    for (double v : values) mean += v;
+    mean /= values.size();
+    if (values.size() == 1) return fmt::format(fmt::runtime(spec), mean);
+    double var = 0;
+    for (double v : values) var += (v - mean) * (v - mean);
+    double sd = std::sqrt(var / (values.size() - 1));
+    return fmt::format(fmt::runtime(std::string(spec) + " ± " + spec), mean, sd);
+  }
+  std::string csv() const {
+    if (values.empty()) return ",";
+    double mean = 0;
+    for (double v : values) mean += v;
+    mean /= values.size();
+    double var = 0;
+    for (double v : values) var += (v - mean) * (v - mean);
+    double sd = values.size() > 1 ? std::sqrt(var / (values.size() - 1)) : 0.0;
+    return fmt::format("{},{}", mean, sd);
+  }
+};
+
+struct Row {
+  std::string spec;
+  int runs = 0, reached = 0, diverged = 0;
+  Stat steps, time, step_time, units_per_worker_step, accuracy, final_loss;
+};
+
+}  // namespace
+
+std::vector<std::string> split_method_list(const std::string& list) {
+  std::vector<std::string> specs;
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string spec = list.substr(start, comma - start);
+    if (spec.empty()) fail("--methods '{}': empty method name", list);
+    specs.push_back(spec);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return specs;
+}
+
+CompareResult run_comparison(const Config& config, const CompareOptions& options) {
+  if (options.methods.empty()) fail("--methods: expected at least one method");
+  if (options.seeds <= 0) fail("--seeds: expected a positive integer, got {}", options.seeds);
+  const uint64_t first_seed = read_seed(config);
+
+  // Validate every spec and the keys it reads before running anything: a key is unknown only
+  // if no method of the comparison reads it.
+  std::vector<Config> configs;
+  for (const std::string& spec : options.methods) configs.push_back(config_for(config, spec));
+  Problem problem = build_problem(configs[0], first_seed);
+  std::set<std::string> unread_by_all;
+  for (size_t m = 0; m < configs.size(); ++m) {
+    Config probe = configs[m];
+    RunOptions dry;
+    dry.problem = &problem;
+    dry.reject_unknown_keys = false;
+    dry.dry_run = true;
+    run_experiment(probe, dry);
+    std::vector<std::string> unread = probe.unread_keys();
+    std::set<std::string> mine(unread.begin(), unread.end());
+    if (m == 0) {
+      unread_by_all = mine;
+    } else {
+      std::erase_if(unread_by_all, [&](const std::string& k) { return !mine.count(k); });
+    }
+  }
+  if (!unread_by_all.empty()) {
+    fail("{}: unknown key '{}' (misspelt, or not used by any compared method)",
+         config.source().empty() ? "config" : config.source(), *unread_by_all.begin());
+  }
+
+  std::vector<Row> rows(options.methods.size());
+  for (int k = 0; k < options.seeds; ++k) {
+    const uint64_t seed = first_seed + static_cast<uint64_t>(k);
+    if (k > 0) {
+      Config seeded = configs[0];
+      seeded.set_int("seed", static_cast<int64_t>(seed));
+      problem = build_problem(seeded, seed);
+    }
+    for (size_t m = 0; m < options.methods.size(); ++m) {
+      Row& row = rows[m];
+      row.spec = options.methods[m];
+      Config c = configs[m];
+      c.set_int("seed", static_cast<int64_t>(seed));
+      RunOptions run;
+      run.problem = &problem;
+      run.reject_unknown_keys = false;
+      run.label = fmt::format("{} seed {}", row.spec, seed);
+      if (!options.out_dir.empty()) {
+        run.out_dir = fmt::format("{}/{}/seed{}", options.out_dir, row.spec, seed);
+      }
+      ++row.runs;
+      RunOutcome outcome;
+      try {
+        outcome = run_experiment(c, run);
+      } catch (const Error& e) {
+        if (std::string(e.what()).find("diverged") == std::string::npos) throw;
+        log_warning("{}", e.what());
+        ++row.diverged;
+        continue;
+      }
+      const nlohmann::json& s = outcome.summary;
+      const nlohmann::json& targets = s["targets"];
+      if (!targets.empty() && targets[0]["reached"].get<bool>()) {
+        ++row.reached;
+        row.steps.add(targets[0]["steps"].get<double>());
+        row.time.add(targets[0]["time"].get<double>());
+      }
+      row.step_time.add(s["mean_step_time"].get<double>());
+      row.units_per_worker_step.add(s["work_units_per_step"].get<double>() /
+                                    s["workers"].get<double>());
+      const nlohmann::json& fin = s["final"];
+      if (fin.contains("test_accuracy")) row.accuracy.add(fin["test_accuracy"].get<double>());
+      if (fin.contains("full_loss")) row.final_loss.add(fin["full_loss"].get<double>());
+    }
+  }
+
+  CompareResult result;
+  result.markdown =
+      "| method | reached | steps to target | time to target | time/step | units/worker/step | "
+      "final loss | test acc |\n|---|---|---|---|---|---|---|---|\n";
+  result.csv =
+      "method,runs,reached,diverged,steps_mean,steps_sd,time_mean,time_sd,step_time_mean,"
+      "step_time_sd,units_per_worker_step_mean,units_per_worker_step_sd,final_loss_mean,"
+      "final_loss_sd,test_accuracy_mean,test_accuracy_sd\n";
+  for (const Row& r : rows) {
+    std::string reached = fmt::format("{}/{}", r.reached, r.runs);
+    if (r.diverged) reached += fmt::format(" ({} diverged)", r.diverged);
+    result.markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec, reached,
+                                   r.steps.format("{:.0f}"), r.time.format("{:.2f}"),
+                                   r.step_time.format("{:.3f}"),
+                                   r.units_per_worker_step.format("{:.2f}"),
+                                   r.final_loss.format("{:.4f}"), r.accuracy.format("{:.4f}"));
+    result.csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached,
+                              r.diverged, r.steps.csv(), r.time.csv(), r.step_time.csv(),
+                              r.units_per_worker_step.csv(), r.final_loss.csv(),
+                              r.accuracy.csv());
+  }
+  if (!options.out_dir.empty()) {
+    make_directories(options.out_dir);
+    write_file_atomic(options.out_dir + "/compare.md", result.markdown);
+    write_file_atomic(options.out_dir + "/compare.csv", result.csv);
+  }
+  return result;
+}
+
+}  // namespace pacer

@@ -1,0 +1,26 @@
+#include "pacer/method/gradient_worker.h"
+
+namespace pacer {
+
+PartitionWorkerBase::PartitionWorkerBase(std::shared_ptr<const Objective> objective, int worker,
+                                         uint64_t seed)
+    : objective_(std::move(objective)),
+      worker_(worker),
+      rng_(seed, "minibatch", static_cast<uint64_t>(worker)),
+      scratch_(objective_->make_scratch()) {}
+
+double PartitionWorkerBase::evaluate(int p, const Vec& x, Vec& gradient) {
+  if (gradient.size() != objective_->dim()) gradient.resize(objective_->dim());
+  return objective_->partition_gradient(p, x, gradient, rng_, *scratch_);
+}
+
+GradientWorker::GradientWorker(std::shared_ptr<const Objective> objective, int worker,
+                               uint64_t seed)
+    : PartitionWorkerBase(std::move(objective), worker, seed) {}
+
+void GradientWorker::compute(const Job& job, const Vec& x, WorkerOutput& out) {
+  out.loss = evaluate(index(), x, out.payload);
+  out.versions.assign(1, job.tag);
+}
+
+}  // namespace pacer

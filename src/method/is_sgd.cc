@@ -1,0 +1,71 @@
+// Ignore-stragglers SGD, IS-SGD(k): every worker i sends g_i(x_t); the master closes the step
+// with the fastest n−k messages F and steps along ĝ_t = (1/(n−k)) Σ_{i∈F} m_i.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "method_factories.h"
+#include "pacer/method/gradient_worker.h"
+#include "pacer/method/sync_master.h"
+
+namespace pacer {
+namespace {
+
+class IsSgdMaster : public SyncMaster {
+ public:
+  IsSgdMaster(Trainer& trainer, int workers, int64_t dim, StragglerPolicy policy, int ignored)
+      : SyncMaster(trainer, workers, dim, policy), ignored_(ignored) {}
+
+ protected:
+  bool step_complete() const override { return num_arrived() == workers() - ignored_; }
+
+  void decode(Vec& g, std::vector<int>& used) override {
+    g.setZero();
+    for (int i = 0; i < workers(); ++i) {
+      if (!arrived(i)) continue;
+      g += message(i);
+      used.push_back(i);
+    }
+    g /= static_cast<double>(used.size());
+  }
+
+  void summarize_method(nlohmann::json& out) const override { out["k"] = ignored_; }
+
+ private:
+  int ignored_;
+};
+
+class IsSgd : public Method {
+ public:
+  IsSgd(const Config& config, const MethodSetup& setup)
+      : setup_(setup), policy_(read_straggler_policy(config)) {
+    ignored_ = static_cast<int>(config.get_int("method.k", 1));
+    if (ignored_ < 0 || ignored_ >= setup.workers) {
+      config.fail_key("method.k",
+                      fmt::format("0 <= k < workers ({}): the number of stragglers ignored",
+                                  setup.workers));
+    }
+  }
+  std::string name() const override { return "is-sgd"; }
+  bool synchronous() const override { return true; }
+  std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
+    return std::make_unique<IsSgdMaster>(trainer, setup_.workers, setup_.objective->dim(), policy_,
+                                         ignored_);
+  }
+  std::unique_ptr<Worker> make_worker(int worker) const override {
+    return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+  }
+
+ private:
+  MethodSetup setup_;
+  StragglerPolicy policy_;
+  int ignored_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_is_sgd(const Config& config, const MethodSetup& setup) {
+  return std::make_unique<IsSgd>(config, setup);
+}
+
+}  // namespace pacer

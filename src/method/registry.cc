@@ -1,0 +1,43 @@
+#include <fmt/format.h>
+
+#include <functional>
+#include <string_view>
+
+#include "method_factories.h"
+#include "pacer/core/error.h"
+
+namespace pacer {
+namespace {
+
+using Factory = std::unique_ptr<Method> (*)(const Config&, const MethodSetup&);
+
+struct Entry {
+  std::string_view name;
+  Factory factory;
+};
+
+// Every method pacer knows, in the order `pacer compare` lists them. Adding a method: one file
+// with its factory, one declaration in method_factories.h, one line here.
+constexpr Entry kMethods[] = {
+    {"dgd", make_dgd},
+    {"is-sgd", make_is_sgd},
+};
+
+}  // namespace
+
+std::vector<std::string> method_names() {
+  std::vector<std::string> names;
+  for (const Entry& e : kMethods) names.emplace_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& setup) {
+  std::string name = config.get_string("method.name", "dgd");
+  for (const Entry& e : kMethods) {
+    if (e.name == name) return e.factory(config, setup);
+  }
+  fail("{}: key 'method.name': expected one of {}, got \"{}\"",
+       config.source().empty() ? "config" : config.source(), fmt::join(method_names(), ", "), name);
+}
+
+}  // namespace pacer

@@ -1,0 +1,116 @@
+#include "pacer/method/sync_master.h"
+
+#include <nlohmann/json.hpp>
+
+#include "pacer/core/error.h"
+
+namespace pacer {
+
+StragglerPolicy read_straggler_policy(const Config& config) {
+  std::string policy = config.get_choice("method.straggler_policy", "finish", {"finish", "cancel"});
+  return policy == "cancel" ? StragglerPolicy::kCancel : StragglerPolicy::kFinish;
+}
+
+SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPolicy policy)
+    : TrainingMaster(trainer),
+      workers_(workers),
+      policy_(policy),
+      messages_(workers, Vec::Zero(dim)),
+      losses_(workers, 0.0),
+      versions_(workers),
+      arrived_(workers, false),
+      assigned_step_(workers, -1),
+      direction_(Vec::Zero(dim)),
+      straggled_(workers, 0) {
+  arrival_order_.reserve(workers);
+  used_.reserve(workers);
+}
+
+void SyncMaster::start(Cluster& cluster) {
+  if (policy_ == StragglerPolicy::kCancel && !cluster.can_cancel()) {
+    fail(
+        "method.straggler_policy: 'cancel' needs an engine that can cancel jobs (the simulator); "
+        "use 'finish' with this engine");
+  }
+  for (int i = 0; i < workers_; ++i) assign_current(i, cluster);
+}
+
+void SyncMaster::assign_current(int worker, Cluster& cluster) {
+  cluster.assign(worker, Job{step_}, trainer_.x());
+  assigned_step_[worker] = step_;
+}
+
+void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
+  trainer_.add_work(reply.units);
+  if (trainer_.finished()) return;
+  const int w = reply.worker;
+  if (reply.tag != step_) {
+    // A straggler finishing a closed step: its message is not used; it takes the newest x.
+    ++late_replies_;
+    if (assigned_step_[w] != step_) assign_current(w, cluster);
+    return;
+  }
+  messages_[w] = *reply.payload;
+  losses_[w] = reply.loss;
+  versions_[w].assign(reply.versions.begin(), reply.versions.end());
+  arrived_[w] = true;
+  arrival_order_.push_back(w);
+  if (step_complete()) close_step(cluster);
+}
+
+void SyncMaster::close_step(Cluster& cluster) {
+  used_.clear();
+  decode(direction_, used_);
+
+  UpdateRecord record;
+  record.time = cluster.now();
+  record.responders = static_cast<int>(used_.size());
+  double loss_sum = 0;
+  int64_t ages = 0, age_sum = 0;
+  std::vector<bool> used_mask(workers_, false);
+  for (int w : used_) {
+    used_mask[w] = true;
+    loss_sum += losses_[w];
+    for (int64_t version : versions_[w]) {
+      const int64_t age = step_ - version;
+      ++staleness_histogram_[age];
+      age_sum += age;
+      ++ages;
+    }
+  }
+  record.loss = used_.empty() ? record.loss : loss_sum / static_cast<double>(used_.size());
+  record.staleness = ages ? static_cast<double>(age_sum) / static_cast<double>(ages) : 0.0;
+  for (int w = 0; w < workers_; ++w) {
+    if (!used_mask[w]) ++straggled_[w];
+  }
+
+  trainer_.apply(direction_, record);
+  ++step_;
+  std::fill(arrived_.begin(), arrived_.end(), false);
+  arrival_order_.clear();
+  if (trainer_.finished()) return;
+
+  for (int w = 0; w < workers_; ++w) {
+    if (!cluster.busy(w)) {
+      assign_current(w, cluster);
+    } else if (policy_ == StragglerPolicy::kCancel) {
+      cluster.cancel(w);
+      ++cancelled_jobs_;
+      assign_current(w, cluster);
+    }
+    // kFinish: a busy worker receives step t+1 when its late reply arrives.
+  }
+}
+
+void SyncMaster::summarize(nlohmann::json& out) const {
+  out["straggler_policy"] = policy_ == StragglerPolicy::kCancel ? "cancel" : "finish";
+  out["late_replies"] = late_replies_;
+  out["cancelled_jobs"] = cancelled_jobs_;
+  out["steps_not_used_per_worker"] = straggled_;
+  nlohmann::json histogram = nlohmann::json::object();
+  for (const auto& [age, count] : staleness_histogram_) histogram[std::to_string(age)] = count;
+  out["staleness_histogram"] = histogram;
+  summarize_method(out);
+}
+
+}  // namespace pacer

@@ -1,0 +1,35 @@
+// Constructors of the timing models, shared by the model files and the config factory.
+//
+// Parameters arrive validated (factory.cc turns bad config values into Errors naming the key);
+// the constructors only PACER_CHECK them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pacer/timing/timing_model.h"
+
+namespace pacer::timing {
+
+// tau[i] > 0 is worker i's time per work unit; tau.size() is the number of workers.
+std::unique_ptr<TimingModel> make_fixed(std::vector<double> tau);
+std::unique_ptr<TimingModel> make_exponential(std::vector<double> tau);
+std::unique_ptr<TimingModel> make_shifted_exponential(std::vector<double> tau, double lambda);
+std::unique_ptr<TimingModel> make_pareto(std::vector<double> tau, double alpha);
+std::unique_ptr<TimingModel> make_noisy_linear(int workers);
+
+struct StragglerOptions {
+  double q = 0.25;          // per-job straggling probability, used when k == 0
+  int k = 0;                // > 0: exactly k stragglers per step
+  double delay_mean = 1.0;  // mean of the exponential extra delay, per job
+  uint64_t seed = 0;        // run seed, from which the per-step straggler sets derive
+};
+std::unique_ptr<TimingModel> make_random_stragglers(std::vector<double> tau,
+                                                    const StragglerOptions& options);
+
+// Reads the CSV trace at `path` (see trace.cc); bad files are Errors naming path and line.
+std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers);
+
+}  // namespace pacer::timing
