@@ -5,6 +5,9 @@
 // pacer::Error naming the file (and the line, for text formats) and what was expected. Readers
 // never crash or return partial data on bad input.
 //
+// Every reader reads through zlib, so any of these files may also be gzip-compressed; that is
+// detected from the content, not the name.
+//
 // Feature values are returned as stored (pixels 0..255); normalisation is a separate step
 // (normalize.h) so that test data can be scaled with training statistics.
 #pragma once

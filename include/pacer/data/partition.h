@@ -1,8 +1,10 @@
 // Splitting a training set into P partitions D_0..D_{P-1} (DESIGN.md section 2).
 //
-// Every partitioner returns P lists of row indices that are pairwise disjoint; every row is in at
-// most one list. Equal-size schemes drop the remainder rows (at most P-1) so that every partition
-// has exactly floor(rows/P) rows, as the synchronous schemes assume.
+// Every partitioner returns P lists of row indices, each sorted increasing, that are pairwise
+// disjoint; every row is in at most one list. Equal-size schemes (contiguous, iid) drop the
+// remainder rows (at most P-1) so that every partition has exactly floor(rows/P) rows, as the
+// synchronous schemes assume; by_class and dirichlet use every row. Impossible requests (fewer
+// rows than partitions, a regression set for a class-based scheme) are Errors.
 #pragma once
 
 #include <string>

@@ -1,8 +1,9 @@
 // Building a Model from the [model] table of a run configuration.
 //
-// Keys (under "model."): name = "least_squares" | "logistic" | "softmax" | "mlp" (and, when pacer
-// is built with libtorch, the deep models of model/torch), hidden (mlp, default 128),
-// l2 (default 0).
+// Keys (under "model."): name (required) = "least_squares" | "logistic" | "softmax" | "mlp" (and,
+// when pacer is built with libtorch, the deep models of model/torch), hidden (mlp only, default
+// 128, > 0), l2 (default 0, >= 0). A built-in model reads only its own keys, so a stray one (hidden
+// for softmax) is left for Config::reject_unread_keys to report.
 #pragma once
 
 #include <functional>
@@ -15,11 +16,14 @@
 
 namespace pacer {
 
-// Builds the model named by model.name for data of this shape. An unknown name, or a model that
-// does not fit the data (softmax on a regression set, ...), is an Error naming the key.
+// Builds the model named by model.name for data of this shape. An unknown name (the message lists
+// the valid ones), or a model that does not fit the data (softmax on a regression set, logistic on
+// more than 2 classes, least_squares on classes), is an Error naming the key; a class label outside
+// 0..num_classes-1 is an Error naming the data set.
 std::shared_ptr<const Model> make_model(const Config& config, const Dataset& train);
 
 // Models from optional libraries (libtorch) register themselves here before make_model is called.
+// Registering a name again replaces its maker. Thread-safe.
 using ModelMaker = std::function<std::shared_ptr<const Model>(const Config&, const Dataset&)>;
 void register_model(const std::string& name, ModelMaker maker);
 

@@ -20,13 +20,18 @@ namespace pacer {
 
 class Objective {
  public:
-  // Per-worker scratch: a model workspace, a minibatch gather buffer and an index permutation.
+  // Per-worker scratch, sized once by make_scratch() so that gradient calls do not allocate.
   struct Scratch {
-    std::unique_ptr<Workspace> workspace;
-    Dataset gathered;
-    std::vector<int> order;
+    std::unique_ptr<Workspace> workspace;  // for the largest partition
+    Dataset gathered;                      // the current minibatch (batch rows)
+    std::vector<int> order;  // a permutation of the partition's rows; its first `batch` entries
+                             // are the current minibatch (partial Fisher-Yates), and it persists
+                             // between draws
+    Vec gradient;            // one partition's gradient inside full_gradient
   };
 
+  // Copies the rows of each partition out of train. Partitions may differ in size; an empty one is
+  // an Error naming the data set. Requires batch >= 0 and at least one partition.
   Objective(std::shared_ptr<const Model> model, const Dataset& train, const Partition& partition,
             int batch);
 
@@ -38,11 +43,15 @@ class Objective {
 
   std::unique_ptr<Scratch> make_scratch() const;
 
-  // g_p(x) into grad; returns the minibatch loss. Draws the minibatch from rng.
+  // Every gradient call below resizes grad to dim() (which allocates only if it had another size)
+  // and overwrites it. `scratch` must come from this Objective's make_scratch().
+
+  // g_p(x) into grad; returns the minibatch loss. Draws the minibatch from rng (nothing is drawn
+  // when the batch is the whole partition).
   double partition_gradient(int p, const Vec& x, Vec& grad, Rng& rng, Scratch& scratch) const;
   // Exact f_p(x) and ∇f_p(x) over the whole partition.
   double full_partition_gradient(int p, const Vec& x, Vec& grad, Scratch& scratch) const;
-  // F(x) = (1/P) Σ_p f_p(x) and ∇F(x) into grad.
+  // F(x) = (1/P) Σ_p f_p(x) and ∇F(x) = (1/P) Σ_p ∇f_p(x) into grad.
   double full_gradient(const Vec& x, Vec& grad, Scratch& scratch) const;
   // f_p(x) for every p.
   std::vector<double> partition_losses(const Vec& x, Scratch& scratch) const;

@@ -5,6 +5,7 @@
 // workers finish at exactly the same instant, as they do under fixed timing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <queue>
 #include <vector>

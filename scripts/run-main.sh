@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's first command: set up, build, and run pacer's main job on the embedded data
+# (Fashion-MNIST from Debian's dataset-fashion-mnist), printing the comparison table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+exec build/pacer compare configs/fashion-mnist.toml \
+  --methods "${PACER_METHODS:-dgd,is-sgd:k=2}" --out runs/main "$@"

@@ -1,0 +1,238 @@
+#include "pacer/data/source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "internal.h"
+#include "pacer/core/error.h"
+#include "pacer/data/loaders.h"
+#include "pacer/data/normalize.h"
+#include "pacer/data/synthetic.h"
+
+namespace pacer {
+namespace {
+
+constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+constexpr const char* kMnistDir = "/usr/share/datasets/mnist";
+constexpr const char* kCifar10Dir = "/usr/share/datasets/cifar10";
+
+// An integer key that must lie in [minimum, INT_MAX].
+int int_key(const Config& config, std::string_view key, int fallback, int minimum) {
+  const int64_t value = config.get_int(key, fallback);
+  if (value < minimum || value > std::numeric_limits<int>::max()) {
+    config.fail_key(key, minimum == 1 ? std::string("a positive integer")
+                                      : fmt::format("an integer >= {}", minimum));
+  }
+  return static_cast<int>(value);
+}
+
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+// `dir/name.gz`, or `dir/name` when only the uncompressed file is there.
+std::string standard_file(const std::string& dir, const std::string& name,
+                          const std::string& source) {
+  const std::string plain = dir + "/" + name;
+  if (is_file(plain + ".gz")) return plain + ".gz";
+  if (is_file(plain)) return plain;
+  fail("{}.gz: file not found (nor {}); data.dir must name the folder holding the {} files", plain,
+       plain, source);
+}
+
+// A test set with no rows but the training set's width and classes.
+Dataset empty_like(const Dataset& train) {
+  Dataset test;
+  test.features.resize(0, train.cols());
+  test.num_classes = train.num_classes;
+  return test;
+}
+
+void check_same_width(const DataSplit& split) {
+  if (split.test.cols() != split.train.cols()) {
+    fail("{}: {} features, but the training set {} has {}", split.test.name, split.test.cols(),
+         split.train.name, split.train.cols());
+  }
+}
+
+// Both sets share one class count: labels are class indices and the larger count covers both.
+void share_classes(DataSplit& split) {
+  const int classes = std::max(split.train.num_classes, split.test.num_classes);
+  split.train.num_classes = split.test.num_classes = classes;
+}
+
+DataSplit load_image_dir(const Config& config, const std::string& source) {
+  const std::string dir =
+      config.get_string("data.dir", source == "mnist" ? kMnistDir : kFashionMnistDir);
+  // Every file is located before any is read, so a missing one is reported at once.
+  const std::string train_images = standard_file(dir, "train-images-idx3-ubyte", source);
+  const std::string train_labels = standard_file(dir, "train-labels-idx1-ubyte", source);
+  const std::string test_images = standard_file(dir, "t10k-images-idx3-ubyte", source);
+  const std::string test_labels = standard_file(dir, "t10k-labels-idx1-ubyte", source);
+  DataSplit split;
+  split.train = load_idx(train_images, train_labels);
+  split.test = load_idx(test_images, test_labels);
+  return split;
+}
+
+DataSplit load_idx_files(const Config& config) {
+  // Keys are all read before any file, so a config mistake is reported before an I/O one.
+  const std::string train_images = config.require_string("data.train_images");
+  const std::string train_labels = config.require_string("data.train_labels");
+  const bool has_test = config.has("data.test_images") || config.has("data.test_labels");
+  const std::string test_images = has_test ? config.require_string("data.test_images") : "";
+  const std::string test_labels = has_test ? config.require_string("data.test_labels") : "";
+  DataSplit split;
+  split.train = load_idx(train_images, train_labels);
+  split.test = has_test ? load_idx(test_images, test_labels) : empty_like(split.train);
+  return split;
+}
+
+DataSplit load_cifar_dir(const Config& config) {
+  const std::string dir = config.get_string("data.dir", kCifar10Dir);
+  const auto file = [&](const std::string& name) {
+    const std::string path = dir + "/" + name;
+    if (!is_file(path)) {
+      fail(
+          "{}: file not found; data.dir must name the folder holding the CIFAR-10 binary batches "
+          "data_batch_1.bin .. data_batch_5.bin and test_batch.bin",
+          path);
+    }
+    return path;
+  };
+  std::vector<std::string> train_files;
+  for (int b = 1; b <= 5; ++b) train_files.push_back(file(fmt::format("data_batch_{}.bin", b)));
+  const std::string test_file = file("test_batch.bin");
+  DataSplit split;
+  split.train = load_cifar10(train_files);
+  split.test = load_cifar10({test_file});
+  return split;
+}
+
+// LIBSVM or CSV: train and test are read raw and their labels coded together, so a class missing
+// from one file does not shift the other's class indices.
+DataSplit load_text(const Config& config, bool libsvm) {
+  const int width = libsvm ? int_key(config, "data.features", 0, 0) : 0;
+  const int label_column =
+      libsvm ? 0 : int_key(config, "data.label_column", -1, std::numeric_limits<int>::min());
+  const auto read = [&](const std::string& path) {
+    return libsvm ? data_internal::read_libsvm(path, width)
+                  : data_internal::read_csv(path, label_column);
+  };
+  const std::string train_path = config.require_string("data.train");
+  const std::string test_path = config.has("data.test") ? config.require_string("data.test") : "";
+  data_internal::RawTable train = read(train_path);
+  data_internal::RawTable test;
+  if (!test_path.empty()) {
+    test = read(test_path);
+    // LIBSVM files infer their width from the largest index each one uses.
+    const Eigen::Index cols = std::max(train.features.cols(), test.features.cols());
+    for (data_internal::RawTable* table : {&train, &test}) {
+      if (libsvm && table->features.cols() < cols) {
+        table->features.conservativeResizeLike(RowMatrix::Zero(table->features.rows(), cols));
+      }
+    }
+  }
+  const auto coding = data_internal::LabelCoding::fit({&train.labels, &test.labels});
+  DataSplit split;
+  split.train = data_internal::to_dataset(std::move(train), coding, train_path);
+  if (test_path.empty()) {
+    split.test = empty_like(split.train);
+  } else {
+    split.test = data_internal::to_dataset(std::move(test), coding, test_path);
+  }
+  return split;
+}
+
+// One generator call for train and test together, split afterwards: both sets come from the
+// same problem (x*, centres), and the training rows do not depend on test_samples.
+DataSplit load_synthetic(const Config& config, uint64_t seed) {
+  const std::string generator =
+      config.get_choice("data.generator", "least_squares", {"least_squares", "logistic", "blobs"});
+  SyntheticOptions options;
+  options.samples = int_key(config, "data.samples", options.samples, 1);
+  options.features = int_key(config, "data.features", options.features, 1);
+  if (generator == "blobs") {
+    options.classes = int_key(config, "data.classes", options.classes, 2);
+  }
+  options.noise = config.get_double("data.noise", options.noise);
+  if (!(options.noise >= 0) || !std::isfinite(options.noise)) {
+    config.fail_key("data.noise", "a finite number >= 0");
+  }
+  if (generator != "blobs") {
+    options.condition_number = config.get_double("data.condition_number", 1.0);
+    if (!(options.condition_number >= 1) || !std::isfinite(options.condition_number)) {
+      config.fail_key("data.condition_number", "a finite number >= 1");
+    }
+  }
+  const int train_rows = options.samples;
+  const int test_rows = int_key(config, "data.test_samples", 0, 0);
+  if (int64_t{train_rows} + test_rows > std::numeric_limits<int>::max()) {
+    config.fail_key("data.test_samples", "a total with data.samples below 2^31");
+  }
+  options.samples = train_rows + test_rows;
+
+  Rng rng(seed, "data.synthetic");
+  Dataset all = generator == "least_squares" ? make_least_squares(options, rng)
+                : generator == "logistic"    ? make_logistic(options, rng)
+                                             : make_blobs(options, rng);
+  const auto rows = [&](int first, int count, const char* part) {
+    Dataset out;
+    out.features = all.features.middleRows(first, count);
+    out.labels = all.labels.segment(first, count);
+    out.num_classes = all.num_classes;
+    out.name = all.name + part;
+    return out;
+  };
+  DataSplit split;
+  split.train = rows(0, train_rows, " (train)");
+  split.test = rows(train_rows, test_rows, " (test)");
+  return split;
+}
+
+void keep_first(Dataset& data, int rows) {
+  if (rows == 0 || rows >= data.rows()) return;
+  data.features.conservativeResize(rows, Eigen::NoChange);
+  data.labels.conservativeResize(rows);
+}
+
+}  // namespace
+
+DataSplit load_data(const Config& config, uint64_t seed) {
+  const std::string source =
+      config.get_choice("data.source", "fashion-mnist",
+                        {"fashion-mnist", "mnist", "idx", "cifar10", "libsvm", "csv", "synthetic"});
+  const bool images =
+      source == "fashion-mnist" || source == "mnist" || source == "idx" || source == "cifar10";
+  // Keys are read before any file, so a config mistake is reported before an I/O one.
+  const int max_train = int_key(config, "data.max_train", 0, 0);
+  const int max_test = int_key(config, "data.max_test", 0, 0);
+  const std::string method =
+      config.get_choice("data.normalize", images ? "scale" : "none", {"none", "scale", "standard"});
+
+  DataSplit split;
+  if (source == "fashion-mnist" || source == "mnist") {
+    split = load_image_dir(config, source);
+  } else if (source == "idx") {
+    split = load_idx_files(config);
+  } else if (source == "cifar10") {
+    split = load_cifar_dir(config);
+  } else if (source == "libsvm" || source == "csv") {
+    split = load_text(config, source == "libsvm");
+  } else {
+    split = load_synthetic(config, seed);
+  }
+  if (split.test.rows() > 0) check_same_width(split);
+  share_classes(split);
+  keep_first(split.train, max_train);
+  keep_first(split.test, max_test);
+  normalize(method, split);
+  return split;
+}
+
+}  // namespace pacer

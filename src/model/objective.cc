@@ -1,0 +1,95 @@
+#include "pacer/model/objective.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "pacer/core/error.h"
+
+namespace pacer {
+
+Objective::Objective(std::shared_ptr<const Model> model, const Dataset& train,
+                     const Partition& partition, int batch)
+    : model_(std::move(model)), batch_(batch), max_rows_(0) {
+  PACER_CHECK(model_ != nullptr);
+  PACER_CHECK(batch >= 0);
+  PACER_CHECK(!partition.empty());
+  parts_.reserve(partition.size());
+  for (size_t p = 0; p < partition.size(); ++p) {
+    if (partition[p].empty()) {
+      fail("data set '{}': partition {} of {} has no rows", train.name, p, partition.size());
+    }
+    parts_.push_back(train.subset(partition[p]));
+    max_rows_ = std::max(max_rows_, parts_.back().rows());
+  }
+}
+
+std::unique_ptr<Objective::Scratch> Objective::make_scratch() const {
+  auto scratch = std::make_unique<Scratch>();
+  scratch->workspace = model_->make_workspace(max_rows_);
+  const int gathered_rows = batch_ > 0 ? std::min(batch_, max_rows_) : 0;
+  const Dataset& first = parts_.front();
+  scratch->gathered.features.resize(gathered_rows, first.cols());
+  scratch->gathered.labels.resize(gathered_rows);
+  scratch->gathered.num_classes = first.num_classes;
+  scratch->gathered.name = first.name;
+  scratch->order.reserve(max_rows_);
+  scratch->gradient.resize(dim());
+  return scratch;
+}
+
+double Objective::partition_gradient(int p, const Vec& x, Vec& grad, Rng& rng,
+                                     Scratch& scratch) const {
+  PACER_CHECK(p >= 0 && p < num_partitions());
+  const Dataset& part = parts_[p];
+  const int rows = part.rows();
+  if (batch_ == 0 || batch_ >= rows) return full_partition_gradient(p, x, grad, scratch);
+
+  std::vector<int>& order = scratch.order;
+  if (static_cast<int>(order.size()) != rows) {
+    order.resize(rows);  // within the capacity reserved by make_scratch
+    std::iota(order.begin(), order.end(), 0);
+  }
+  Dataset& gathered = scratch.gathered;
+  PACER_CHECK(gathered.rows() >= batch_);
+  const int cols = part.cols();
+  for (int i = 0; i < batch_; ++i) {
+    const int j = i + static_cast<int>(rng.uniform_int(static_cast<uint64_t>(rows - i)));
+    std::swap(order[i], order[j]);
+    const int row = order[i];
+    std::copy_n(part.features.data() + static_cast<int64_t>(row) * cols, cols,
+                gathered.features.data() + static_cast<int64_t>(i) * cols);
+    gathered.labels[i] = part.labels[row];
+  }
+  grad.resize(dim());
+  const Batch batch{gathered.features.data(), gathered.labels.data(), batch_, cols};
+  return model_->loss_and_gradient(x, batch, grad, *scratch.workspace);
+}
+
+double Objective::full_partition_gradient(int p, const Vec& x, Vec& grad, Scratch& scratch) const {
+  PACER_CHECK(p >= 0 && p < num_partitions());
+  grad.resize(dim());
+  return model_->loss_and_gradient(x, Batch::of(parts_[p]), grad, *scratch.workspace);
+}
+
+double Objective::full_gradient(const Vec& x, Vec& grad, Scratch& scratch) const {
+  grad.setZero(dim());
+  double loss = 0;
+  for (int p = 0; p < num_partitions(); ++p) {
+    loss += full_partition_gradient(p, x, scratch.gradient, scratch);
+    grad += scratch.gradient;
+  }
+  const double inv_parts = 1.0 / num_partitions();
+  grad *= inv_parts;
+  return loss * inv_parts;
+}
+
+std::vector<double> Objective::partition_losses(const Vec& x, Scratch& scratch) const {
+  std::vector<double> losses(parts_.size());
+  for (int p = 0; p < num_partitions(); ++p) {
+    losses[p] = model_->loss(x, Batch::of(parts_[p]), *scratch.workspace);
+  }
+  return losses;
+}
+
+}  // namespace pacer

@@ -1,0 +1,141 @@
+// The command-line program as a user meets it: bad input gives one clear line and a non-zero
+// exit; nothing already written is damaged.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace pacer::testing {
+namespace {
+
+constexpr const char* kGood = R"(
+workers = 4
+max_steps = 20
+eval_every = 0
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = 200
+features = 5
+[model]
+name = "least_squares"
+[optimizer]
+lr = 0.05
+[method]
+name = "dgd"
+[timing]
+model = "fixed"
+)";
+
+// Runs pacer with a config made of kGood plus `extra` lines (later keys in TOML tables must not
+// repeat, so `extra` only adds keys or uses --set).
+CommandResult run_with(const TempDir& dir, const std::string& config_text,
+                       const std::string& args = "") {
+  write_text(dir.file("c.toml"), config_text);
+  return run_pacer("run " + dir.file("c.toml") + " --out " + dir.file("out") + " " + args);
+}
+
+// The one error line pacer printed.
+std::string error_line(const CommandResult& r) {
+  size_t at = r.output.find("pacer: error: ");
+  return at == std::string::npos ? "" : r.output.substr(at, r.output.find('\n', at) - at);
+}
+
+TEST(Cli, GoodConfigRunsAndWritesOutputs) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kGood);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(read_text(dir.file("out/log.csv")).empty());
+  EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"status\""), std::string::npos);
+  EXPECT_NE(read_text(dir.file("out/config.toml")).find("eval_every"), std::string::npos);
+}
+
+struct BadCase {
+  const char* name;
+  const char* args;      // --set overrides applied to kGood
+  const char* expected;  // a substring the error line must contain
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadInput, ExitsNonZeroWithOneLineNamingTheProblem) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kGood, GetParam().args);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::string line = error_line(r);
+  EXPECT_NE(line.find(GetParam().expected), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(
+        BadCase{"unknown_key", "--set method.kk=3", "unknown key 'method.kk'"},
+        BadCase{"wrong_type", "--set workers='\"many\"'", "key 'workers': expected an integer"},
+        BadCase{"zero_workers", "--set workers=0", "key 'workers'"},
+        BadCase{"negative_workers", "--set workers=-3", "key 'workers'"},
+        BadCase{"k_too_large", "--set method.name=is-sgd --set method.k=4", "method.k"},
+        BadCase{"unknown_method", "--set method.name=sgdx", "method.name"},
+        BadCase{"missing_data", "--set data.source=libsvm --set data.train=/nonexistent/a.svm",
+                "/nonexistent/a.svm"},
+        BadCase{"diverging", "--set optimizer.lr=1e6 --set max_steps=1000", "diverged"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Cli, CorruptIdxHeaderNamesTheFile) {
+  TempDir dir;
+  // Images file with a wrong magic number, labels file fine.
+  std::string images("\x00\x00\x08\x05\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x02abcd", 20);
+  std::string labels("\x00\x00\x08\x01\x00\x00\x00\x01\x03", 9);
+  write_text(dir.file("img.idx"), images);
+  write_text(dir.file("lab.idx"), labels);
+  CommandResult r = run_with(dir, kGood,
+                             "--set data.source=idx --set data.train_images=" +
+                                 dir.file("img.idx") + " --set data.train_labels=" +
+                                 dir.file("lab.idx") + " --set model.name=softmax");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(error_line(r).find(dir.file("img.idx")), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingConfigFileNamesIt) {
+  CommandResult r = run_pacer("run /nonexistent/pacer.toml");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(error_line(r).find("/nonexistent/pacer.toml"), std::string::npos) << r.output;
+}
+
+TEST(Cli, FailedRunLeavesEarlierOutputsIntact) {
+  TempDir dir;
+  ASSERT_EQ(run_with(dir, kGood).exit_code, 0);
+  std::string summary = read_text(dir.file("out/summary.json"));
+  CommandResult bad = run_with(dir, kGood, "--set method.kk=1");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(read_text(dir.file("out/summary.json")), summary);
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_pacer("frobnicate").exit_code, 2);
+  EXPECT_EQ(run_pacer("run").exit_code, 2);  // the config argument is missing
+}
+
+TEST(Cli, VersionAndHelp) {
+  CommandResult v = run_pacer("version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find("pacer "), std::string::npos);
+  CommandResult h = run_pacer("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  for (const char* sub : {"run", "compare", "data", "version"}) {
+    EXPECT_NE(h.output.find(sub), std::string::npos) << sub;
+  }
+}
+
+TEST(Cli, CompareRunsSeveralMethodsIntoOneTable) {
+  TempDir dir;
+  write_text(dir.file("c.toml"), kGood);
+  CommandResult r = run_pacer("compare " + dir.file("c.toml") + " --methods dgd,is-sgd:k=1 " +
+                              "--seeds 2 --out " + dir.file("cmp"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| dgd |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| is-sgd:k=1 |"), std::string::npos) << r.output;
+  std::string csv = read_text(dir.file("cmp/compare.csv"));
+  EXPECT_NE(csv.find("is-sgd:k=1,2,"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace pacer::testing
