@@ -25,7 +25,9 @@ Config config_for(const Config& base, const std::string& spec) {
     if (assignment.find('=') == std::string::npos) {
       fail("--methods: '{}' in '{}': expected key=value after ':'", assignment, spec);
     }
-    config.set("method." + assignment);
+    // "k=2" sets method.k; a dotted key ("optimizer.lr=0.01") is set as written.
+    const std::string key = assignment.substr(0, assignment.find('='));
+    config.set(key.find('.') == std::string::npos ? "method." + assignment : assignment);
     colon = next;
   }
   return config;
@@ -60,7 +62,7 @@ struct Stat {
 struct Row {
   std::string spec;
   int runs = 0, reached = 0, diverged = 0;
-  Stat steps, time, step_time, units_per_worker_step, accuracy, final_loss;
+  Stat steps, time, step_time, units_per_worker_step, units_per_job, accuracy, final_loss;
 };
 
 }  // namespace
@@ -150,6 +152,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
       row.step_time.add(s["mean_step_time"].get<double>());
       row.units_per_worker_step.add(s["work_units_per_step"].get<double>() /
                                     s["workers"].get<double>());
+      row.units_per_job.add(s["work_units_per_job"].get<double>());
       const nlohmann::json& fin = s["final"];
       if (fin.contains("test_accuracy")) row.accuracy.add(fin["test_accuracy"].get<double>());
       if (fin.contains("full_loss")) row.final_loss.add(fin["full_loss"].get<double>());
@@ -158,23 +161,24 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
 
   CompareResult result;
   result.markdown =
-      "| method | reached | steps to target | time to target | time/step | units/worker/step | "
-      "final loss | test acc |\n|---|---|---|---|---|---|---|---|\n";
+      "| method | reached | steps to target | time to target | time/step | units/job | "
+      "units/worker/step | final loss | test acc |\n|---|---|---|---|---|---|---|---|---|\n";
   result.csv =
       "method,runs,reached,diverged,steps_mean,steps_sd,time_mean,time_sd,step_time_mean,"
-      "step_time_sd,units_per_worker_step_mean,units_per_worker_step_sd,final_loss_mean,"
+      "step_time_sd,units_per_job_mean,units_per_job_sd,units_per_worker_step_mean,"
+      "units_per_worker_step_sd,final_loss_mean,"
       "final_loss_sd,test_accuracy_mean,test_accuracy_sd\n";
   for (const Row& r : rows) {
     std::string reached = fmt::format("{}/{}", r.reached, r.runs);
     if (r.diverged) reached += fmt::format(" ({} diverged)", r.diverged);
-    result.markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec, reached,
-                                   r.steps.format("{:.0f}"), r.time.format("{:.2f}"),
-                                   r.step_time.format("{:.3f}"),
+    result.markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec,
+                                   reached, r.steps.format("{:.0f}"), r.time.format("{:.2f}"),
+                                   r.step_time.format("{:.3f}"), r.units_per_job.format("{:.2f}"),
                                    r.units_per_worker_step.format("{:.2f}"),
                                    r.final_loss.format("{:.4f}"), r.accuracy.format("{:.4f}"));
-    result.csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached,
+    result.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached,
                               r.diverged, r.steps.csv(), r.time.csv(), r.step_time.csv(),
-                              r.units_per_worker_step.csv(), r.final_loss.csv(),
+                              r.units_per_job.csv(), r.units_per_worker_step.csv(), r.final_loss.csv(),
                               r.accuracy.csv());
   }
   if (!options.out_dir.empty()) {

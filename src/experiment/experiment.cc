@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <limits>
+#include <optional>
+
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/data/partition.h"
@@ -12,12 +16,22 @@
 #include "pacer/model/factory.h"
 #include "pacer/timing/timing_model.h"
 
+#ifdef PACER_HAVE_TORCH
+#include "pacer/model/torch_models.h"
+#endif
+
+#ifdef PACER_HAVE_MPI
+#include "pacer/engine/mpi/mpi_cluster.h"
+#include "pacer/engine/mpi/runtime.h"
+#endif
+
 namespace pacer {
 namespace {
 
 int read_workers(const Config& config) {
   int64_t n = config.get_int("workers", 12);
-  if (n <= 0 || n > 100000) config.fail_key("workers", "a positive integer (the number n of workers)");
+  if (n <= 0 || n > 100000)
+    config.fail_key("workers", "a positive integer (the number n of workers)");
   return static_cast<int>(n);
 }
 
@@ -35,12 +49,19 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
   return w;
 }
 
+// Writes config.toml, log.csv, summary.json and, when `model` is given, model.bin (the final x as
+// raw native-endian doubles).
 void write_outputs(const std::string& dir, const Config& config, const std::string& log,
-                   const nlohmann::json& summary) {
+                   const nlohmann::json& summary, const Vec* model) {
   make_directories(dir);
   write_file_atomic(dir + "/config.toml", config.to_toml());
   write_file_atomic(dir + "/log.csv", log);
   write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+  if (model) {
+    write_file_atomic(dir + "/model.bin",
+                      std::string_view(reinterpret_cast<const char*>(model->data()),
+                                       sizeof(double) * static_cast<size_t>(model->size())));
+  }
 }
 
 }  // namespace
@@ -60,7 +81,8 @@ Problem build_problem(const Config& config, uint64_t seed) {
   std::string scheme =
       config.get_choice("partition.scheme", "iid", {"iid", "contiguous", "by_class", "dirichlet"});
   double alpha = scheme == "dirichlet" ? config.get_double("partition.alpha", 0.5) : 0.0;
-  if (scheme == "dirichlet" && !(alpha > 0)) config.fail_key("partition.alpha", "a positive number");
+  if (scheme == "dirichlet" && !(alpha > 0))
+    config.fail_key("partition.alpha", "a positive number");
   if (problem.data.train.rows() < problem.workers) {
     fail("{}: the training set has {} rows, fewer than workers = {}", problem.data.train.name,
          problem.data.train.rows(), problem.workers);
@@ -70,80 +92,270 @@ Problem build_problem(const Config& config, uint64_t seed) {
       make_partition(scheme, problem.data.train, problem.workers, alpha, partition_rng);
   int64_t batch = config.get_int("training.batch", 0);
   if (batch < 0) config.fail_key("training.batch", "an integer >= 0 (0 = whole partition)");
+#ifdef PACER_HAVE_TORCH
+  register_torch_models();  // once per process (idempotent)
+#endif
   std::shared_ptr<const Model> model = make_model(config, problem.data.train);
-  problem.objective = std::make_shared<Objective>(model, problem.data.train, partition,
-                                                  static_cast<int>(batch));
+  problem.objective =
+      std::make_shared<Objective>(model, problem.data.train, partition, static_cast<int>(batch));
   return problem;
 }
 
-RunOutcome run_experiment(const Config& config, const RunOptions& options) {
-  const uint64_t seed = read_seed(config);
-  std::unique_ptr<Problem> own_problem;
-  const Problem* problem = options.problem;
-  if (!problem) {
-    own_problem = std::make_unique<Problem>(build_problem(config, seed));
-    problem = own_problem.get();
-  } else {
-    read_workers(config);  // the keys were read when the shared problem was built
-  }
-  const int n = problem->workers;
+namespace {
 
-  std::unique_ptr<TimingModel> timing = make_timing_model(config, n, seed);
-  CommModel comm = make_comm_model(config);
-  MethodSetup setup{problem->objective, timing.get(), n, seed};
-  std::unique_ptr<Method> method = make_method(config, setup);
-  StopRules rules = read_stop_rules(config);
-  OptimizerOptions optimizer_options = read_optimizer_options(config, rules.max_steps);
-  std::string engine = config.get_choice("engine.name", "sim", {"sim"});
+// Everything a run builds from its configuration. Rank 0 of an MPI job (and the simulator's
+// single process) uses all of it; an MPI worker rank builds the same and uses its worker half.
+struct RunSetup {
+  uint64_t seed = 0;
+  std::unique_ptr<Problem> own_problem;
+  const Problem* problem = nullptr;
+  int workers = 0;
+  std::unique_ptr<TimingModel> timing;
+  std::string engine;
+  CommModel comm;  // sim
+#ifdef PACER_HAVE_MPI
+  mpi::MpiOptions mpi;
+#endif
+  std::unique_ptr<Method> method;
+  StopRules rules;
+  OptimizerOptions optimizer;
+  bool save_model = false;
+};
+
+RunSetup build_run(const Config& config, const Problem* shared) {
+  RunSetup s;
+  s.seed = read_seed(config);
+  if (shared) {
+    s.problem = shared;
+    read_workers(config);  // the keys were read when the shared problem was built
+  } else {
+    s.own_problem = std::make_unique<Problem>(build_problem(config, s.seed));
+    s.problem = s.own_problem.get();
+  }
+  s.workers = s.problem->workers;
+  s.timing = make_timing_model(config, s.workers, s.seed);
+  s.engine = config.get_choice("engine.name", "sim", {"sim", "mpi"});
+  if (s.engine == "sim") {
+    s.comm = make_comm_model(config);
+  } else {
+#ifdef PACER_HAVE_MPI
+    s.mpi = mpi::read_mpi_options(config);
+#else
+    config.fail_key("engine.name",
+                    "\"sim\": this pacer was built without the MPI engine (Open MPI was not found "
+                    "when it was compiled)");
+#endif
+  }
+  MethodSetup method_setup{s.problem->objective, s.timing.get(), s.workers, s.seed};
+  s.method = make_method(config, method_setup);
+  s.rules = read_stop_rules(config);
+  s.optimizer = read_optimizer_options(config, s.rules.max_steps);
+  s.save_model = config.get_bool("save_model", false);
+  return s;
+}
+
+// How an engine's part of a run ended.
+enum class EndKind { kOk, kError, kInterrupted };
+
+// One engine's part of a run: drive the master to its end, stop whatever still works, describe
+// what happened. The rest of a run (building, recording, writing) is the same for every engine.
+class EngineRun {
+ public:
+  virtual ~EngineRun() = default;
+  // Runs `master` until it finishes or the engine ends the run; returns true if it was
+  // interrupted (SIGINT/SIGTERM).
+  virtual bool run(Master& master) = 0;
+  // Stops the workers after run() (or after an error). Idempotent.
+  virtual void stop(EndKind end) = 0;
+  // The engine's clock at the end of the run.
+  virtual double end_time() const = 0;
+  // summary.json's engine_stats.
+  virtual void stats(nlohmann::json& out) const = 0;
+};
+
+class SimulatorRun : public EngineRun {
+ public:
+  explicit SimulatorRun(const RunSetup& s)
+      : simulator_(
+            *s.timing, s.comm, s.seed,
+            s.rules.max_time > 0 ? s.rules.max_time : std::numeric_limits<double>::infinity()) {
+    for (int i = 0; i < s.workers; ++i) workers_.push_back(s.method->make_worker(i));
+  }
+  bool run(Master& master) override {
+    simulator_.run(master, workers_);
+    return false;
+  }
+  void stop(EndKind) override {}
+  double end_time() const override { return simulator_.now(); }
+  void stats(nlohmann::json& out) const override { simulator_.stats().to_json(out); }
+
+ private:
+  Simulator simulator_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+#ifdef PACER_HAVE_MPI
+// Rank 0 of an MPI job. Constructing it starts the run on the worker ranks: they receive the
+// configuration (its source name on the first line, then the resolved TOML) and build the same
+// problem and method (serve_mpi_worker_rank).
+class MpiRun : public EngineRun {
+ public:
+  MpiRun(const Config& config, const RunSetup& s) : max_time_(s.rules.max_time) {
+    mpi::init();
+    if (mpi::rank() != 0) {
+      fail(
+          "engine.name = \"mpi\": run_experiment runs on rank 0 only; ranks 1..n serve it "
+          "(serve_mpi_worker_rank)");
+    }
+    mpi::begin_run(
+        config.source() + "\n" + config.to_toml(), s.workers,
+        mpi::SessionOptions{.timeout_s = s.mpi.timeout_s, .poll_sleep_us = s.mpi.poll_sleep_us});
+    cluster_ = std::make_unique<mpi::MpiCluster>(s.mpi, s.workers, s.problem->objective->dim());
+  }
+  bool run(Master& master) override {
+    return cluster_->run(master, max_time_) == mpi::MpiCluster::Outcome::kInterrupted;
+  }
+  void stop(EndKind end) override {
+    switch (end) {
+      case EndKind::kOk:
+        cluster_->shutdown(mpi::StopStatus::kOk);
+        break;
+      case EndKind::kError:
+        cluster_->shutdown(mpi::StopStatus::kError);
+        break;
+      case EndKind::kInterrupted:
+        // mpirun follows its SIGTERM with SIGKILL within seconds: do not wait long.
+        cluster_->shutdown(mpi::StopStatus::kInterrupted, 2.0);
+        break;
+    }
+  }
+  double end_time() const override { return cluster_->end_time(); }
+  void stats(nlohmann::json& out) const override { cluster_->to_json(out); }
+
+ private:
+  double max_time_;
+  std::unique_ptr<mpi::MpiCluster> cluster_;
+};
+#endif
+
+std::unique_ptr<EngineRun> make_engine_run(const Config& config, const RunSetup& s) {
+#ifdef PACER_HAVE_MPI
+  if (s.engine == "mpi") return std::make_unique<MpiRun>(config, s);
+#else
+  (void)config;
+#endif
+  return std::make_unique<SimulatorRun>(s);
+}
+
+}  // namespace
+
+RunOutcome run_experiment(const Config& config, const RunOptions& options) {
+  RunSetup s = build_run(config, options.problem);
   if (options.reject_unknown_keys) config.reject_unread_keys();
   if (options.dry_run) return RunOutcome{"validated", {}};
 
+  std::unique_ptr<EngineRun> engine = make_engine_run(config, s);
+  const Objective& objective = *s.problem->objective;
   Vec x0;
-  Rng init_rng(seed, "init");
-  problem->objective->model().initialize(x0, init_rng);
+  Rng init_rng(s.seed, "init");
+  objective.model().initialize(x0, init_rng);
 
-  std::vector<double> tilde = method->synchronous() ? std::vector<double>{}
-                                                    : frequency_weights(*timing);
-  Recorder recorder(rules, *problem->objective, problem->data.test, tilde,
-                    options.label.empty() ? method->name() : options.label);
-  Trainer trainer(x0, Optimizer(optimizer_options), recorder);
-  std::unique_ptr<TrainingMaster> master = method->make_master(trainer);
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (int i = 0; i < n; ++i) workers.push_back(method->make_worker(i));
+  std::vector<double> tilde =
+      s.method->synchronous() ? std::vector<double>{} : frequency_weights(*s.timing);
+  Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
+                    options.label.empty() ? s.method->name() : options.label);
+  Trainer trainer(x0, Optimizer(s.optimizer), recorder);
+  std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
 
-  Simulator simulator(*timing, comm, seed,
-                      rules.max_time > 0 ? rules.max_time
-                                         : std::numeric_limits<double>::infinity());
-  simulator.run(*master, workers);
-  recorder.finish(trainer.x(), simulator.now());
+  bool interrupted = false;
+  try {
+    interrupted = engine->run(*master);
+    // An interrupted run writes what it has first: the workers are stopped afterwards.
+    if (!interrupted) engine->stop(EndKind::kOk);
+  } catch (...) {
+    engine->stop(EndKind::kError);
+    throw;
+  }
+  // An interrupted run skips the final evaluation (it may take long; the process may be killed).
+  if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
 
   nlohmann::json summary;
   summary["pacer_version"] = PACER_VERSION;
-  summary["seed"] = seed;
-  summary["method"] = method->name();
-  summary["workers"] = n;
-  summary["model"] = problem->objective->model().name();
-  summary["parameters"] = problem->objective->dim();
-  summary["data"] = problem->data.train.name;
-  summary["timing"] = timing->name();
+  summary["seed"] = s.seed;
+  summary["method"] = s.method->name();
+  summary["workers"] = s.workers;
+  summary["model"] = objective.model().name();
+  summary["parameters"] = objective.dim();
+  summary["data"] = s.problem->data.train.name;
+  summary["timing"] = s.timing->name();
+  summary["engine"] = s.engine;
   recorder.summarize(summary);
+  if (interrupted) summary["status"] = "interrupted";
   nlohmann::json method_summary;
   master->summarize(method_summary);
   summary["method_stats"] = method_summary;
   nlohmann::json engine_summary;
-  simulator.stats().to_json(engine_summary);
+  engine->stats(engine_summary);
   summary["engine_stats"] = engine_summary;
 
   if (!options.out_dir.empty()) {
-    write_outputs(options.out_dir, config, recorder.log_csv(), summary);
+    write_outputs(options.out_dir, config, recorder.log_csv(), summary,
+                  s.save_model ? &trainer.x() : nullptr);
+  }
+  if (interrupted) {
+    engine->stop(EndKind::kInterrupted);
+    return RunOutcome{"interrupted", std::move(summary)};
   }
   if (recorder.status() == "diverged") {
-    fail("training diverged at step {}: the loss or the model became non-finite (try a smaller "
-         "optimizer.lr){}",
-         summary["steps"].get<int64_t>(),
-         options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir);
+    fail(
+        "training diverged at step {}: the loss or the model became non-finite (try a smaller "
+        "optimizer.lr){}",
+        summary["steps"].get<int64_t>(),
+        options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir);
   }
   return RunOutcome{recorder.status(), std::move(summary)};
+}
+
+int serve_mpi_worker_rank() {
+#ifdef PACER_HAVE_MPI
+  mpi::init();
+  const int rank = mpi::rank();
+  if (rank == 0) fail("serve_mpi_worker_rank: rank 0 runs the master, not a worker");
+  const int index = rank - 1;
+  while (true) {
+    mpi::Command command = mpi::wait_command();
+    if (command.kind == mpi::Command::kExit) return command.exit_status;
+    std::optional<RunSetup> setup;
+    std::unique_ptr<Worker> worker;
+    std::string error;
+    try {
+      const size_t newline = command.config_toml.find('\n');
+      const std::string source = command.config_toml.substr(0, newline);
+      Config config =
+          Config::parse(newline == std::string::npos ? "" : command.config_toml.substr(newline + 1),
+                        source.empty() ? "config" : source);
+      setup.emplace(build_run(config, nullptr));
+      if (index >= setup->workers)
+        fail("rank {} has no worker: workers = {}", rank, setup->workers);
+      worker = setup->method->make_worker(index);
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "unknown error";
+    }
+    if (!mpi::report_setup(error, setup ? setup->mpi.poll_sleep_us : 200)) continue;
+    try {
+      mpi::serve_jobs(*worker, *setup->timing, index, setup->seed, setup->mpi,
+                      setup->problem->objective->dim());
+    } catch (const std::exception& e) {
+      // Rank 0 cannot be reached (a timeout, a broken communicator): say so here and end the job.
+      std::fprintf(stderr, "pacer: error: rank %d (worker %d): %s; aborting the job\n", rank, index,
+                   e.what());
+      mpi::abort_job(1);
+    }
+  }
+#else
+  fail("this pacer was built without the MPI engine (Open MPI was not found when it was compiled)");
+#endif
 }
 
 }  // namespace pacer

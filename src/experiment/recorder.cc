@@ -173,6 +173,9 @@ void Recorder::summarize(nlohmann::json& out) const {
   out["work_units"] = last_.work_units;
   const double steps = static_cast<double>(std::max<int64_t>(1, last_.step));
   out["work_units_per_step"] = last_.work_units / steps;
+  out["jobs"] = last_.jobs;
+  // The cost of one job: 1 for DGD and PGC (after PGC's warm-up), s+1 for gradient coding.
+  out["work_units_per_job"] = last_.jobs > 0 ? last_.work_units / last_.jobs : 0.0;
   out["responders_per_step"] = responders_total_ / steps;
   out["mean_staleness"] = staleness_total_ / steps;
   double total = std::accumulate(step_times_.begin(), step_times_.end(), 0.0);

@@ -21,6 +21,19 @@ struct Entry {
 constexpr Entry kMethods[] = {
     {"dgd", make_dgd},
     {"is-sgd", make_is_sgd},
+    {"gc-fr", make_gc_fr},
+    {"gc-cr", make_gc_cr},
+    {"is-gc-fr", make_is_gc_fr},
+    {"is-gc-cr", make_is_gc_cr},
+    {"pgc-fr", make_pgc_fr},
+    {"pgc-cr", make_pgc_cr},
+    {"asgd", make_asgd},
+    {"rescaled-asgd", make_rescaled_asgd},
+    {"delay-adaptive-asgd", make_delay_adaptive_asgd},
+    {"ringmaster", make_ringmaster},
+    {"rennala", make_rennala},
+    {"malenia", make_malenia},
+    {"ringleader", make_ringleader},
 };
 
 }  // namespace

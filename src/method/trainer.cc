@@ -11,6 +11,7 @@ void Trainer::apply(const Vec& direction, UpdateRecord record, double lr_scale) 
   ++steps_;
   record.step = steps_;
   record.work_units = work_units_;
+  record.jobs = jobs_;
   if (!monitor_.on_update(record, x_)) finished_ = true;
 }
 

@@ -1,7 +1,9 @@
 // `pacer compare`: several methods on the same data, model, timing model and seeds, one table.
 //
 // A method spec is a registry name optionally followed by per-method keys:
-//   "pgc-cr", "is-sgd:k=2", "pgc-cr:decoder=exact"  (each key=value sets method.<key>).
+//   "pgc-cr", "is-sgd:k=2", "pgc-cr:decoder=exact"  (each key=value sets method.<key>),
+//   "asgd:optimizer.lr=0.01"                          (a dotted key is set as written, so each
+//                                                       method can have its own stepsize).
 // Every run of a comparison shares the data set and, per seed, the partitions; each gets its own
 // folder <out_dir>/<spec>/seed<k>/ with the usual outputs. Keys that no method of the comparison
 // reads are rejected before anything runs.

@@ -41,14 +41,30 @@ struct RunOptions {
 };
 
 struct RunOutcome {
-  std::string status;  // see Recorder::status()
+  std::string status;  // see Recorder::status(), or "interrupted" (MPI engine, SIGINT/SIGTERM)
   nlohmann::json summary;
 };
 
-// Runs one configuration on the engine named by engine.name ("sim"). Bad configuration is an
-// Error before anything runs; a diverged run writes its outputs, then throws an Error saying where
-// they are. Outputs are written atomically.
+// Runs one configuration on the engine named by engine.name:
+//   "sim" (default)  the discrete-event simulator, in this process (engine/sim/simulator.h);
+//   "mpi"            the MPI runtime (engine/mpi/mpi_cluster.h): this process must be rank 0 of an
+//                    MPI job of workers + 1 ranks whose other ranks run serve_mpi_worker_rank();
+//                    MPI is started on first use. Reads engine.inject, engine.poll_sleep_us,
+//                    engine.timeout_s, engine.drain_timeout_s. The worker ranks receive the
+//                    resolved configuration from rank 0 and build the same problem and method.
+// Both engines share everything else: building, recording, outputs. `save_model = true` also
+// writes model.bin, the final model as raw native-endian doubles (for bit-exact comparisons).
+// Bad configuration is an Error before anything runs; a diverged run writes its outputs, then
+// throws an Error saying where they are. An interrupted MPI run writes its outputs (status
+// "interrupted", no final evaluation) before stopping the workers. Outputs are written atomically.
 RunOutcome run_experiment(const Config& config, const RunOptions& options);
+
+// The MPI engine's ranks 1..n: serve the runs rank 0 makes (each with the configuration rank 0
+// sends) until rank 0 ends the session, and return the exit status rank 0 chose. Errors of a run
+// are reported to rank 0, which prints them; only when rank 0 cannot be reached does this rank
+// print the error and abort the MPI job. Throws Error when the MPI engine was not built or on
+// rank 0.
+int serve_mpi_worker_rank();
 
 // Reads the run seed (key "seed", default 1, >= 0).
 uint64_t read_seed(const Config& config);

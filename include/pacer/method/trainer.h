@@ -15,6 +15,7 @@ struct UpdateRecord {
   int64_t step = 0;        // updates applied so far, this one included (filled by Trainer)
   double time = 0;         // engine clock at the update
   double work_units = 0;   // work units completed by all workers so far (filled by Trainer)
+  int64_t jobs = 0;        // jobs completed by all workers so far (filled by Trainer)
   double loss = std::numeric_limits<double>::quiet_NaN();  // mean fresh training loss reported
                                                            // by the replies used
   double grad_norm = std::numeric_limits<double>::quiet_NaN();  // ‖ĝ‖ (filled by Trainer)
@@ -41,8 +42,11 @@ class Trainer {
   double work_units() const { return work_units_; }
   const Optimizer& optimizer() const { return optimizer_; }
 
-  // Counts work done by a worker (every completed job, used or not).
-  void add_work(double units) { work_units_ += units; }
+  // Counts one completed job of `units` work units (every completed job, used or not).
+  void add_work(double units) {
+    work_units_ += units;
+    ++jobs_;
+  }
 
   // x ← optimizer step along `direction` with stepsize scaled by `lr_scale`; completes `record`
   // (step, work_units, grad_norm, stepsize), hands it to the monitor, and finishes the run if the
@@ -58,6 +62,7 @@ class Trainer {
   Monitor& monitor_;
   int64_t steps_ = 0;
   double work_units_ = 0;
+  int64_t jobs_ = 0;
   bool finished_ = false;
 };
 

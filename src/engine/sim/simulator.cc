@@ -43,7 +43,10 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
       fail("simulation stalled at t={}: no job is running and the method has not finished",
            now_);
     }
-    if (queue_.top().time > max_time_) break;
+    if (queue_.top().time > max_time_) {
+      now_ = max_time_;  // nothing happens before the limit: the clock runs up to it
+      break;
+    }
     Event event = queue_.pop();
     WorkerState& s = state_[event.worker];
     if (event.job != s.job_id) continue;  // the job was cancelled

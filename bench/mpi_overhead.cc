@@ -1,0 +1,294 @@
+// The MPI engine's overhead, measured (DESIGN.md sections 5 and 7). Run under mpirun with
+// workers + 1 ranks (scripts/bench-mpi.sh does it):
+//
+//   mpirun -np 5 mpi_overhead [--dim D] [--tau SECONDS] [--steps N] [--reps R]
+//
+// 1. For every synchronous method: least squares with D parameters (default 10^6), two rows per
+//    partition, fixed timing with the same τ for every worker and engine.inject = pace, so every
+//    job takes a well-defined u·τ seconds of (padded) compute. The overhead ratio is the real
+//    median time per step divided by the decisive job's measured duration (the largest of the
+//    workers' median job times: all jobs of a step take the same modelled time, and the median
+//    skips a pipeline's warm-up job). 1.00 = no overhead. Rank 0's own time per step is split
+//    into MPI polls (MPI_Testsome, which also copies the replies in), assign() (copying x into the
+//    send buffers, starting the sends) and the method's code (decoding, the optimizer step, the
+//    recorder). MPI_Testsome's share includes the empty polls of the idle time between replies
+//    (Open MPI copies a large reply in during the poll that sees it arrive, which may return
+//    empty-handed).
+// 2. Messages of the model's size (8·D bytes), round trips between rank 0 and worker 0 (rank 1):
+//    a plain blocking MPI ping-pong (MPI_Send/MPI_Recv, R round trips); the engine's own ping-pong
+//    (MpiCluster with a master that gives worker 0 its next job as soon as the reply is in, and a
+//    worker half that answers at once: assign's copy of x, the job message, the reply and its
+//    payload, and both sides' polling); and the engine's cost per job inside a DGD run without
+//    injection (4 workers at once, the master also decoding and stepping between replies).
+//    Engine figures are the master's view of a job's round trip minus the worker's time on it.
+// Prints one Markdown table per part. Ranks that take no part in a measurement wait in the
+// engine's poll-sleep loops, so that they do not compete for the cores.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/core/error.h"
+#include "pacer/core/log.h"
+#include "pacer/engine/mpi/mpi_cluster.h"
+#include "pacer/engine/mpi/runtime.h"
+#include "pacer/experiment/experiment.h"
+#include "pacer/method/method.h"
+#include "pacer/timing/timing_model.h"
+
+namespace pacer {
+namespace {
+
+struct Options {
+  int64_t dim = 1000000;
+  double tau = 0.25;
+  int steps = 12;
+  int reps = 20;
+  int poll_sleep_us = 100;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    const char* value = argv[i + 1];
+    if (key == "--dim") {
+      o.dim = std::atoll(value);
+    } else if (key == "--tau") {
+      o.tau = std::atof(value);
+    } else if (key == "--steps") {
+      o.steps = std::atoi(value);
+    } else if (key == "--poll-sleep-us") {
+      o.poll_sleep_us = std::atoi(value);
+    } else if (key == "--reps") {
+      o.reps = std::atoi(value);
+    } else {
+      fail("unknown option {} (expected --dim, --tau, --steps, --reps, --poll-sleep-us)", key);
+    }
+  }
+  if (o.dim < 1 || o.tau <= 0 || o.steps < 2 || o.reps < 1 || o.poll_sleep_us < 1) {
+    fail("bad option value");
+  }
+  return o;
+}
+
+// Mean round trip (seconds) of `bytes`-byte messages between rank 0 and rank 1.
+double ping_pong(int64_t bytes, int reps) {
+  std::vector<char> buffer(static_cast<size_t>(bytes));
+  const int r = mpi::rank();
+  double start = 0;
+  for (int i = -3; i < reps; ++i) {  // 3 warm-up round trips
+    if (i == 0) start = MPI_Wtime();
+    if (r == 0) {
+      MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 7, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+    }
+  }
+  return (MPI_Wtime() - start) / reps;
+}
+
+// Answers at once with a payload of the model's size (no copy, no math).
+class EchoWorker : public Worker {
+ public:
+  double units(const Job&) const override { return 1.0; }
+  void compute(const Job& job, const Vec& x, WorkerOutput& out) override {
+    if (out.payload.size() != x.size()) out.payload = Vec::Zero(x.size());
+    out.loss = 0;
+    out.versions.assign(1, job.tag);
+  }
+};
+
+// Gives worker 0 job after job, `reps` of them (after 3 warm-up jobs).
+class EchoMaster : public Master {
+ public:
+  EchoMaster(int64_t dim, int reps) : x_(Vec::Ones(dim)), total_(reps + 3) {}
+  void start(Cluster& cluster) override { cluster.assign(0, Job{0}, x_); }
+  void on_reply(const Reply& reply, Cluster& cluster) override {
+    if (++replies_ == 3) timed_start_ = cluster.now();
+    if (replies_ < total_) {
+      cluster.assign(0, Job{reply.tag + 1}, x_);
+    } else {
+      per_job_ = (cluster.now() - timed_start_) / (total_ - 3);
+    }
+  }
+  bool finished() const override { return replies_ >= total_; }
+  double per_job() const { return per_job_; }
+
+ private:
+  Vec x_;
+  int total_;
+  int replies_ = 0;
+  double timed_start_ = 0, per_job_ = 0;
+};
+
+// Rank 0: the engine ping-pong; returns the mean round trip and the mean worker time per job.
+std::pair<double, double> engine_ping_pong(const Options& o, int workers) {
+  mpi::MpiOptions options;
+  options.poll_sleep_us = o.poll_sleep_us;
+  mpi::MpiCluster cluster(options, workers, o.dim);
+  EchoMaster master(o.dim, o.reps);
+  cluster.run(master, 0);
+  cluster.shutdown(mpi::StopStatus::kOk);
+  nlohmann::json stats;
+  cluster.to_json(stats);
+  const double job = stats["busy_time_per_worker"][0].get<double>() /
+                     stats["jobs_completed_per_worker"][0].get<double>();
+  return {master.per_job(), job};
+}
+
+Config base_config(const Options& o, int workers) {
+  Config c =
+      Config::parse(fmt::format(R"(seed = 1
+workers = {}
+max_steps = {}
+eval_every = 0
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = {}
+features = {}
+[model]
+name = "least_squares"
+[training]
+batch = 0
+[optimizer]
+lr = 0.01
+[timing]
+model = "fixed"
+tau = {}
+[engine]
+name = "mpi"
+poll_sleep_us = {}
+)",
+                                workers, o.steps, 2 * workers, o.dim, o.tau, o.poll_sleep_us),
+                    "mpi_overhead");
+  return c;
+}
+
+double mean_of(const nlohmann::json& values) {
+  double sum = 0;
+  for (const auto& v : values) sum += v.get<double>();
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+int run_rank0(const Options& o, int workers, double round_trip,
+              std::pair<double, double> engine_round_trip) {
+  // The synchronous methods this build has, with the parameters the table uses.
+  const std::vector<std::string> candidates = {"dgd",      "is-sgd",   "gc-fr",  "gc-cr",
+                                               "is-gc-fr", "is-gc-cr", "pgc-fr", "pgc-cr"};
+  const std::vector<std::string> registered = method_names();
+  std::printf(
+      "MPI engine overhead: %d workers, d = %lld (least squares, 2 rows per partition), "
+      "fixed tau = %g s for every worker, inject = pace, %d steps per method\n\n",
+      workers, static_cast<long long>(o.dim), o.tau, o.steps);
+  std::printf(
+      "| method | median step (s) | decisive job (s) | overhead ratio | overhead per step (ms) | "
+      "rank 0 in MPI_Testsome (ms/step) | rank 0 assigning (ms/step) | rank 0 in method code "
+      "(ms/step) |\n|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& name : candidates) {
+    if (std::find(registered.begin(), registered.end(), name) == registered.end()) continue;
+    Config config = base_config(o, workers);
+    config.set_string("method.name", name);
+    config.set_string("engine.inject", "pace");
+    RunOptions run;
+    run.label = name;
+    const nlohmann::json s = run_experiment(config, run).summary;
+    const nlohmann::json& e = s["engine_stats"];
+    // The slowest worker's median measured job time (compute + padding): every worker's jobs
+    // take the same modelled time once a pipeline's warm-up job is done.
+    double job = 0;
+    for (const auto& t : e["median_job_time_per_worker"]) job = std::max(job, t.get<double>());
+    const double step = s["median_step_time"].get<double>();
+    const double steps = std::max(1.0, s["steps"].get<double>());
+    std::printf(
+        "| %s | %.4f | %.4f | %.3f | %.1f | %.1f | %.1f | %.1f |\n", name.c_str(), step, job,
+        step / job, 1e3 * (step - job),
+        1e3 * (e["master_receive_time"].get<double>() + e["master_empty_poll_time"].get<double>()) /
+            steps,
+        1e3 * e["master_assign_time"].get<double>() / steps,
+        1e3 * e["master_method_time"].get<double>() / steps);
+    std::fflush(stdout);
+  }
+
+  Config config = base_config(o, workers);
+  config.set_string("method.name", "dgd");
+  config.set_string("engine.inject", "none");
+  RunOptions run;
+  run.label = "dgd (no injection)";
+  const nlohmann::json s = run_experiment(config, run).summary;
+  const nlohmann::json& e = s["engine_stats"];
+  const double per_job = mean_of(e["mean_message_overhead_per_worker"]);
+  const double compute =
+      mean_of(e["busy_time_per_worker"]) / std::max(1.0, mean_of(e["jobs_completed_per_worker"]));
+  const double mb = 8.0 * static_cast<double>(o.dim) / 1e6;
+  std::printf("\nMessages of %.1f MB (the model and a gradient), same run:\n\n", mb);
+  std::printf(
+      "| measurement | round trip (ms) | MB/s (2 messages per round trip) |\n|---|---|---|\n");
+  std::printf(
+      "| plain MPI ping-pong rank 0 <-> rank 1 (blocking Send/Recv, %d reps) | %.2f | "
+      "%.0f |\n",
+      o.reps, 1e3 * round_trip, 2 * mb / round_trip);
+  const double engine = engine_round_trip.first - engine_round_trip.second;
+  std::printf(
+      "| engine ping-pong: assign -> reply with worker 0, %d jobs (round trip %.2f ms "
+      "minus worker time %.3f ms) | %.2f | %.0f |\n",
+      o.reps, 1e3 * engine_round_trip.first, 1e3 * engine_round_trip.second, 1e3 * engine,
+      2 * mb / engine);
+  std::printf(
+      "| engine, DGD without injection: job round trip minus worker time, mean over "
+      "%d workers x %d jobs | %.2f | %.0f |\n",
+      workers, o.steps, 1e3 * per_job, 2 * mb / per_job);
+  std::printf("\n(DGD without injection: median step %.4f s, worker time per job %.4f s.)\n",
+              s["median_step_time"].get<double>(), compute);
+  return 0;
+}
+
+}  // namespace
+}  // namespace pacer
+
+int main(int argc, char** argv) {
+  using namespace pacer;
+  int status = 1;
+  try {
+    const Options o = parse(argc, argv);
+    set_log_level(LogLevel::kWarning);
+    mpi::init();
+    const int workers = mpi::size() - 1;
+    if (workers < 1) fail("run under mpirun with workers + 1 >= 2 ranks");
+    double round_trip = 0;
+    if (mpi::rank() <= 1) round_trip = ping_pong(8 * o.dim, o.reps);
+    if (mpi::rank() == 0) {
+      const auto engine_round_trip = engine_ping_pong(o, workers);
+      status = run_rank0(o, workers, round_trip, engine_round_trip);
+    } else {
+      EchoWorker echo;
+      // Durations are not injected (inject = none); the timing model is only for the signature.
+      Config timing_config = Config::parse("[timing]\nmodel = \"fixed\"\n", "mpi_overhead");
+      auto timing = make_timing_model(timing_config, workers, 1);
+      mpi::MpiOptions echo_options;
+      echo_options.poll_sleep_us = o.poll_sleep_us;
+      mpi::serve_jobs(echo, *timing, mpi::rank() - 1, 1, echo_options, o.dim);
+      status = serve_mpi_worker_rank();
+      mpi::finalize();
+      return status;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpi_overhead: error: %s\n", e.what());
+    status = 1;
+  }
+  if (mpi::active()) {
+    mpi::end_session(status);
+    mpi::finalize();
+  }
+  return status;
+}

@@ -1,0 +1,110 @@
+// Decoders of the coded synchronous schemes (DESIGN.md section 3.1): how the master turns the
+// messages of a responder set F into ĝ.
+//
+// Responder sets are masks: n entries, true for the workers in F. Every decoder here returns
+// per-worker weights w_i (0 outside the set it uses), and the master forms ĝ = Σ_i w_i m_i with
+// weighted_sum, accumulating in increasing worker index so that ĝ does not depend on the order
+// in which messages arrived.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "pacer/coding/placement.h"
+#include "pacer/core/vector.h"
+
+namespace pacer {
+
+// out = Σ_{i∈workers} weights[i] · message(i), accumulated in the order of `workers` (callers
+// pass increasing worker index). `message(i)` returns a const Vec& of out's dimension. With no
+// workers, out is set to zero (keeping its size).
+template <typename MessageAt>
+void weighted_sum(std::span<const int> workers, std::span<const double> weights,
+                  MessageAt&& message, Vec& out) {
+  if (workers.empty()) {
+    out.setZero();
+    return;
+  }
+  out = weights[workers[0]] * message(workers[0]);
+  for (size_t k = 1; k < workers.size(); ++k) {
+    out.noalias() += weights[workers[k]] * message(workers[k]);
+  }
+}
+
+// ---- exact decoding (GC-CR, and PGC-CR with decoder = exact) ----
+
+struct ExactCoefficients {
+  std::vector<double> a;  // n entries: a_i for i ∈ F, 0 elsewhere
+  double residual = 0;    // ‖a_Fᵀ B_F − 1ᵀ‖_∞
+  double max_abs = 0;     // max_{i∈F} |a_i|
+};
+
+class ExactDecoder {
+ public:
+  // `encoding` is B (n×n); decode() accepts responder sets of at least n − `stragglers` workers
+  // and throws when a residual exceeds `tolerance`.
+  ExactDecoder(RowMatrix encoding, int stragglers, double tolerance = 1e-6);
+
+  int workers() const { return static_cast<int>(encoding_.rows()); }
+  const RowMatrix& encoding() const { return encoding_; }
+
+  // a_F solving a_Fᵀ B_F = 1ᵀ in double precision, as the minimum-norm least-squares solution of
+  // B_Fᵀ a = 1 (complete orthogonal decomposition of the n×|F| matrix B_Fᵀ); for |F| = n − s and
+  // B_F of full rank it is the unique solution. Requires at least n − s responders. Uncached and
+  // unchecked: the residual is reported, not judged.
+  ExactCoefficients solve(const std::vector<bool>& responders) const;
+
+  // The same, cached per responder set: the first call for a set solves it and checks the
+  // residual (a pacer::Error naming the responders when it exceeds the tolerance: B cannot decode
+  // that set); later calls return the stored result. References stay valid for the decoder's
+  // lifetime. Updates the statistics below.
+  const ExactCoefficients& decode(const std::vector<bool>& responders);
+
+  int64_t decodes() const { return decodes_; }  // decode() calls
+  int64_t cached_sets() const { return static_cast<int64_t>(cache_.size()); }
+  double max_abs_seen() const { return max_abs_seen_; }  // over every decode() call
+  double max_residual_seen() const { return max_residual_seen_; }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::vector<uint64_t>& key) const;
+  };
+  RowMatrix encoding_;
+  int stragglers_;
+  double tolerance_;
+  std::unordered_map<std::vector<uint64_t>, ExactCoefficients, KeyHash> cache_;
+  std::vector<uint64_t> key_;  // reused lookup key
+  int64_t decodes_ = 0;
+  double max_abs_seen_ = 0;
+  double max_residual_seen_ = 0;
+};
+
+// ---- relaxed decoding (PGC-CR) ----
+//
+// Workers send plain sums m_i = Σ_{p∈S_i} C_i[p] and the master uses ĝ = (1/n)·μ·Σ_{i∈F} m_i
+// with μ = n / ((n − s)(s + 1)). Partition p then enters ĝ as (1/n)·μ·h_p(F)·g_p, where h_p(F)
+// is the number of its holders among the responders: its coefficient μ·h_p(F) is 1 in
+// expectation over uniformly random F of size n − s, and at most μ(s + 1) = n / (n − s).
+
+// μ = n / ((n − s)(s + 1)). Requires 0 <= s < n.
+double relaxed_mu(int workers, int stragglers);
+
+// The coefficient μ·h_p(F) of every partition p (n entries) for responder mask `responders`
+// (with μ computed for n − s responders, whatever the mask's count).
+std::vector<double> relaxed_partition_coefficients(const Placement& placement,
+                                                   const std::vector<bool>& responders);
+
+// ---- ignore-stragglers gradient coding (IS-GC) ----
+
+// J: a largest subset of the arrivals (worker indices, in arrival order) whose S_i are pairwise
+// disjoint, returned in increasing worker index.
+//   FR: the first arrival of every group that has one (|J| = number of groups heard from).
+//   CR: a maximum set of pairwise-disjoint windows, found by trying every arrival as the first
+//       window and sweeping the others greedily in increasing cyclic index order from it; the
+//       largest set wins, ties to the smallest first index. For equal-length windows on a cycle
+//       this is optimal, and it depends only on the set of arrivals, not on their order.
+std::vector<int> select_disjoint(const Placement& placement, std::span<const int> arrivals);
+
+}  // namespace pacer

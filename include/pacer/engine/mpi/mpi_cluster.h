@@ -1,0 +1,140 @@
+// The MPI engine (DESIGN.md section 5): rank 0 runs the master half of a method, ranks 1..n run
+// worker halves 0..n−1, and Jobs and Replies travel as MPI messages in real time.
+//
+// Semantics mirror the simulator (engine/sim/simulator.h):
+//   * busy(w) is true from assign() until w's reply has been handed to Master::on_reply;
+//   * every reply, late ones included, is delivered to the master until it is finished; replies
+//     that are still in flight when it finishes are drained at shutdown and counted;
+//   * the same timing model draws each job's modelled duration from worker i's own stream
+//     Rng(seed, "duration", i), in job order, so the modelled durations equal the simulator's;
+//   * jobs cannot be cancelled (can_cancel() is false; straggler_policy = cancel is refused by the
+//     method at start).
+//
+// Rank 0 never blocks on one worker: it keeps one receive posted per worker for the reply header
+// (and one for its payload), polls them all with MPI_Testsome and sleeps poll_sleep_us between
+// empty polls. assign() copies x into that worker's send buffer and starts non-blocking sends.
+// Workers poll-sleep the same way while they wait for a job. Replies that complete in the same
+// poll are delivered in worker-index order.
+//
+// Messages (8-byte fields, native byte order: every host of a job must share one architecture):
+//   job    rank 0 -> worker: header {kind = job | stop, tag, model size, stop status}; then the
+//          model x (doubles) for a job
+//   reply  worker -> rank 0: header {kind = reply | error | bye, tag, payload size, versions
+//          count, loss, units, job seconds, compute seconds, injected seconds} followed by the
+//          versions (reply), the error text (error) or the worker's statistics (bye); then the
+//          payload (doubles) for a reply
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/method/protocol.h"
+#include "pacer/timing/timing_model.h"
+
+namespace pacer::mpi {
+
+// How a worker imposes the timing model on its real jobs (engine.inject).
+enum class Inject {
+  kNone,   // real speed only
+  kDelay,  // after computing, sleep the modelled Duration.extra
+  kPace,   // pad the job to the modelled Duration.total(); a job whose real compute took longer is
+           // counted as an overrun
+};
+
+// The [engine] keys of an MPI run.
+struct MpiOptions {
+  Inject inject = Inject::kNone;
+  int poll_sleep_us = 100;      // sleep between two empty polls, on every rank
+  double timeout_s = 1800;      // rank 0: longest wait for a reply while jobs are out; 0 = none
+  double drain_timeout_s = 60;  // at shutdown: longest wait for the workers' goodbyes
+};
+
+// Reads engine.inject ("none" default | "delay" | "pace"), engine.poll_sleep_us (1..1000000,
+// default 100), engine.timeout_s (>= 0, default 1800; 0 = wait forever) and
+// engine.drain_timeout_s (> 0, default 60).
+MpiOptions read_mpi_options(const Config& config);
+const char* inject_name(Inject inject);
+
+// How a run or a worker's service ended, sent with the stop message.
+enum class StopStatus { kOk = 0, kError = 1, kInterrupted = 2 };
+
+// What one worker rank measured, sent to rank 0 in its goodbye.
+struct WorkerStats {
+  double jobs = 0;
+  double compute_time = 0;   // seconds inside Worker::units/compute
+  double injected_time = 0;  // seconds slept by delay injection
+  double busy_time = 0;      // seconds from receiving a job to sending its reply
+  double lifetime = 0;       // seconds from entering the job loop to receiving stop
+  double overruns = 0;       // inject = pace: jobs whose real compute exceeded the modelled time
+  double max_overrun = 0;    // seconds, the largest such excess
+  double dropped_jobs = 0;   // jobs received after an error (not computed)
+};
+
+// Rank 0's side of a run: the Cluster a Master drives. Requires mpi::active(), rank 0, a job of
+// workers + 1 ranks, and a run started with begin_run (runtime.h) so that the worker ranks serve.
+class MpiCluster : public Cluster {
+ public:
+  MpiCluster(const MpiOptions& options, int workers, int64_t dim);
+  // Shuts the workers down (status error) if shutdown() was not called; never throws.
+  ~MpiCluster() override;
+  MpiCluster(const MpiCluster&) = delete;
+  MpiCluster& operator=(const MpiCluster&) = delete;
+
+  enum class Outcome { kFinished, kMaxTime, kInterrupted };
+  // Starts the clock, calls master.start() and delivers replies until master.finished(), until
+  // max_time wall seconds have passed (0 = no limit), or until SIGINT/SIGTERM. Throws Error when
+  // a worker reports an error (naming its rank, worker index and message), when no reply arrives
+  // for timeout_s while jobs are outstanding, when no job is outstanding and the master has not
+  // finished (the method stalled), or on an MPI failure. Call once.
+  Outcome run(Master& master, double max_time);
+
+  // Sends stop to every worker, delivers nothing more: replies still in flight are drained and
+  // counted, and each worker's goodbye (with its statistics) is collected. Waits at most
+  // drain_timeout_s (or `timeout_s` if > 0). If a worker does not say goodbye in time, or MPI
+  // fails, the ranks can no longer end cleanly (MPI_Finalize would hang): it prints one error
+  // (with the error that ended run(), if any, and the silent ranks) and aborts the job
+  // (MPI_Abort, exit status 1). Call once; later calls do nothing.
+  void shutdown(StopStatus status, double timeout_s = 0);
+
+  // engine_stats for summary.json. Per worker (master's view, replies delivered during the run):
+  // jobs, busy time (Σ job seconds: compute + injected), compute and injected time, idle time and
+  // utilisation (busy / end_time, like the simulator's), median job time, mean round trip
+  // (assign to delivery) and its part not spent on the worker's job, late replies drained at
+  // shutdown. Rank 0: messages and bytes sent and received, polls, and its own seconds inside
+  // MPI_Testsome calls that received something, in those that did not, in assign() (copying x,
+  // sending) and the master's code. After a clean shutdown, "worker_reported": each worker's own
+  // count of jobs, lifetime, wait time, pace overruns and dropped jobs.
+  void to_json(nlohmann::json& out) const;
+  // Wall seconds from run() to the end of the run (before shutdown).
+  double end_time() const;
+
+  // Cluster:
+  int num_workers() const override;
+  double now() const override;
+  void assign(int worker, const Job& job, const Vec& x) override;
+  bool busy(int worker) const override;
+  bool can_cancel() const override { return false; }
+  void cancel(int worker) override;
+
+ private:
+  Outcome run_loop(Master& master, double max_time);
+  struct Impl;  // the MPI requests and buffers (keeps <mpi.h> out of this header)
+  std::unique_ptr<Impl> impl_;
+};
+
+// A worker rank's job loop: answers rank 0's jobs with `worker` (worker half `index`) until rank 0
+// sends stop, then says goodbye with its statistics and returns the stop status. Durations are
+// drawn from timing.compute_time(index, units, tag, Rng(seed, "duration", index)) and injected as
+// options.inject says. A method or data error inside the worker is sent to rank 0 (which ends the
+// run); later jobs are then dropped until stop. Throws Error on an MPI failure, when a reply's
+// send does not complete within options.timeout_s, or when no job or stop arrives within
+// 2·timeout_s + drain_timeout_s (longer than rank 0's own timeout, so that rank 0 reports a silent
+// worker first).
+StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+                      const MpiOptions& options, int64_t dim);
+
+}  // namespace pacer::mpi

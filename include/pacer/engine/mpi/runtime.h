@@ -1,0 +1,93 @@
+// The MPI runtime's process layer (DESIGN.md section 5): starting and ending MPI, the signal flag,
+// and the session protocol between rank 0 and the worker ranks.
+//
+// A pacer MPI job is one *session*: rank 0 runs the user's command (`pacer run`, `pacer compare`)
+// and every other rank serves it. For each run rank 0 sends the resolved configuration to ranks
+// 1..n (begin_run); each worker rank builds the same problem and method from it and reports
+// whether that worked; rank 0 answers go or abort; on go the run's jobs flow (mpi_cluster.h) until
+// rank 0 stops them; then the worker ranks wait for the next command. At the end rank 0 tells
+// every rank to exit, with the exit status it chose (end_session).
+//
+// Errors. Everything that goes wrong on a worker rank during a run (a method or data error, a
+// failed setup) is sent to rank 0, which reports it in one message naming the rank; the worker
+// ranks then exit with the status rank 0 chose, printing nothing. Only failures that make rank 0
+// unreachable (a timeout, a broken communicator) are printed by the worker rank itself, which then
+// calls MPI_Abort(MPI_COMM_WORLD, 1). All MPI calls return errors (MPI_ERRORS_RETURN) and are
+// turned into pacer::Error naming the call, the rank and the message tag.
+//
+// Interrupts. init() installs SIGINT and SIGTERM handlers that only set a flag (mpirun forwards
+// Ctrl-C to the ranks as SIGTERM, then sends SIGKILL about one second later). Rank 0's poll loop
+// reads the flag and ends the run as "interrupted"; worker ranks keep serving until rank 0 stops
+// them.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "pacer/core/error.h"
+
+namespace pacer::mpi {
+
+// An error another rank reports. A process that catches it exits non-zero without printing.
+class PeerError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Starts MPI if it is not running yet (MPI_Init_thread, funneled), sets MPI_ERRORS_RETURN on
+// MPI_COMM_WORLD and installs the interrupt handlers. Idempotent. Throws Error when MPI cannot
+// start or has already been finalized.
+void init();
+// Whether init() has started MPI in this process (and finalize() has not ended it).
+bool active();
+int rank();  // requires active()
+int size();  // requires active()
+// Ends MPI (MPI_Finalize) if active(). Idempotent.
+void finalize();
+// Ends the whole job at once: MPI_Abort(MPI_COMM_WORLD, code). For failures after which the
+// ranks can no longer agree on a clean end.
+[[noreturn]] void abort_job(int code);
+
+// True once SIGINT or SIGTERM has reached this process (after init()).
+bool interrupt_requested();
+
+// Seconds on a monotonic clock (steady_clock), for timeouts and engine statistics.
+double wall_seconds();
+// Sleeps `microseconds` (> 0), the back-off between two empty polls.
+void poll_sleep(int microseconds);
+
+// The explicit timeouts of the session protocol.
+struct SessionOptions {
+  double timeout_s = 1800;  // waiting for a worker rank's setup report; 0 = wait forever
+  int poll_sleep_us = 100;
+};
+
+// Rank 0: starts one run on ranks 1..workers. Requires active(), rank() == 0. Checks that the job
+// has exactly workers + 1 ranks (an Error saying how to launch it otherwise; the ranks are then
+// told to exit by end_session), sends `config_toml` to every worker rank, waits for their setup
+// reports and answers go if all succeeded. Throws Error naming the first failed rank and its
+// message (after telling every worker rank to abort the run), or naming the ranks that did not
+// report within the timeout.
+void begin_run(const std::string& config_toml, int workers, const SessionOptions& options);
+
+// Rank 0: tells every other rank to leave the session and exit with `exit_status`. Requires
+// active(), rank() == 0. Call once, after the last run.
+void end_session(int exit_status);
+
+// What a worker rank is told to do next.
+struct Command {
+  enum Kind { kRun, kExit } kind = kExit;
+  std::string config_toml;  // kRun: the run's resolved configuration
+  int exit_status = 0;      // kExit
+};
+
+// Worker ranks: waits (polling, sleeping between polls) for rank 0's next command. Waits without a
+// timeout: if rank 0 dies, mpirun ends the job.
+Command wait_command(int poll_sleep_us = 200);
+
+// Worker ranks: reports the outcome of building the run (`error` empty = ready) and returns true
+// when rank 0 says go, false when it aborts the run.
+bool report_setup(const std::string& error, int poll_sleep_us = 200);
+
+}  // namespace pacer::mpi

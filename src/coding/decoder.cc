@@ -1,0 +1,136 @@
+#include "pacer/coding/decoder.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "pacer/core/error.h"
+
+namespace pacer {
+namespace {
+
+std::vector<int> members(const std::vector<bool>& mask) {
+  std::vector<int> result;
+  for (int i = 0; i < static_cast<int>(mask.size()); ++i) {
+    if (mask[i]) result.push_back(i);
+  }
+  return result;
+}
+
+void pack(const std::vector<bool>& mask, std::vector<uint64_t>& key) {
+  key.assign((mask.size() + 63) / 64, 0);
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i]) key[i / 64] |= uint64_t{1} << (i % 64);
+  }
+}
+
+}  // namespace
+
+size_t ExactDecoder::KeyHash::operator()(const std::vector<uint64_t>& key) const {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (uint64_t word : key) h = (h ^ word) * 0x100000001b3ULL + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
+ExactDecoder::ExactDecoder(RowMatrix encoding, int stragglers, double tolerance)
+    : encoding_(std::move(encoding)), stragglers_(stragglers), tolerance_(tolerance) {
+  PACER_CHECK(encoding_.rows() == encoding_.cols() && stragglers >= 0 &&
+              stragglers < encoding_.rows());
+}
+
+ExactCoefficients ExactDecoder::solve(const std::vector<bool>& responders) const {
+  const int n = workers();
+  PACER_CHECK(static_cast<int>(responders.size()) == n);
+  const std::vector<int> f = members(responders);
+  PACER_CHECK(static_cast<int>(f.size()) >= n - stragglers_);
+  // a_Fᵀ B_F = 1ᵀ  <=>  B_Fᵀ a_F = 1: n equations in |F| unknowns.
+  Eigen::MatrixXd bt(n, f.size());
+  for (size_t k = 0; k < f.size(); ++k) bt.col(k) = encoding_.row(f[k]).transpose();
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
+  const Eigen::VectorXd a = bt.completeOrthogonalDecomposition().solve(ones);
+
+  ExactCoefficients result;
+  result.a.assign(n, 0.0);
+  for (size_t k = 0; k < f.size(); ++k) result.a[f[k]] = a[k];
+  result.residual = (bt * a - ones).cwiseAbs().maxCoeff();
+  result.max_abs = a.cwiseAbs().maxCoeff();
+  return result;
+}
+
+const ExactCoefficients& ExactDecoder::decode(const std::vector<bool>& responders) {
+  pack(responders, key_);
+  auto it = cache_.find(key_);
+  if (it == cache_.end()) {
+    ExactCoefficients solved = solve(responders);
+    if (!(solved.residual <= tolerance_)) {
+      fail(
+          "exact gradient-coding decoder: responders {{{}}} cannot be decoded (residual {:.3g} "
+          "of a_Fᵀ B_F = 1ᵀ exceeds {:.3g}); use another encoding seed or more code trials",
+          fmt::join(members(responders), ", "), solved.residual, tolerance_);
+    }
+    it = cache_.emplace(key_, std::move(solved)).first;
+  }
+  ++decodes_;
+  max_abs_seen_ = std::max(max_abs_seen_, it->second.max_abs);
+  max_residual_seen_ = std::max(max_residual_seen_, it->second.residual);
+  return it->second;
+}
+
+double relaxed_mu(int workers, int stragglers) {
+  PACER_CHECK(stragglers >= 0 && stragglers < workers);
+  return static_cast<double>(workers) /
+         (static_cast<double>(workers - stragglers) * static_cast<double>(stragglers + 1));
+}
+
+std::vector<double> relaxed_partition_coefficients(const Placement& placement,
+                                                   const std::vector<bool>& responders) {
+  const double mu = relaxed_mu(placement.workers(), placement.stragglers());
+  std::vector<double> coefficient(placement.workers(), 0.0);
+  for (int i = 0; i < placement.workers(); ++i) {
+    if (!responders[i]) continue;
+    for (int p : placement.partitions(i)) coefficient[p] += mu;
+  }
+  return coefficient;
+}
+
+std::vector<int> select_disjoint(const Placement& placement, std::span<const int> arrivals) {
+  std::vector<int> chosen;
+  if (placement.kind() == PlacementKind::kFractional) {
+    std::vector<bool> group_taken(placement.num_groups(), false);
+    for (int w : arrivals) {
+      const int g = placement.group(w);
+      if (group_taken[g]) continue;
+      group_taken[g] = true;
+      chosen.push_back(w);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
+  // CR: windows [i, i+s] on the cycle of n partitions. Fix the first window at each arrival in
+  // turn and sweep the others in cyclic index order from it, taking every window that starts
+  // after the last taken one ends and ends before the first one starts again.
+  const int n = placement.workers();
+  const int c = placement.load();
+  std::vector<int> sorted(arrivals.begin(), arrivals.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> candidate;
+  for (size_t first = 0; first < sorted.size(); ++first) {
+    candidate.assign(1, sorted[first]);
+    int next_free = c;  // distance from the first window's start to the first free partition
+    for (size_t k = 1; k < sorted.size(); ++k) {
+      const int w = sorted[(first + k) % sorted.size()];
+      const int start = (w - sorted[first] + n) % n;
+      if (start >= next_free && start + c <= n) {
+        candidate.push_back(w);
+        next_free = start + c;
+      }
+    }
+    if (candidate.size() > chosen.size()) chosen = candidate;
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace pacer

@@ -1,0 +1,674 @@
+#include "pacer/engine/mpi/mpi_cluster.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "pacer/core/log.h"
+#include "pacer/core/rng.h"
+#include "pacer/engine/mpi/runtime.h"
+#include "wire.h"
+
+namespace pacer::mpi {
+namespace {
+
+// Room for the versions (8 bytes each), an error text or a WorkerStats after a ReplyHeader.
+constexpr int64_t kTrailerBytes = 64 * 1024;
+constexpr int kReplyBufferBytes = static_cast<int>(sizeof(ReplyHeader) + kTrailerBytes);
+static_assert(sizeof(WorkerStats) <= static_cast<size_t>(kTrailerBytes));
+
+// Polls `request` until it completes, sleeping `sleep_us` between polls. Throws an Error naming
+// `what`, the peer and the tag if MPI fails or (timeout_s > 0) when it has not completed after
+// timeout_s seconds.
+void wait_request(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
+                  double timeout_s) {
+  const double start = wall_seconds();
+  while (true) {
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Test(&request, &flag, &status), what, peer, tag);
+    if (flag) return;
+    if (timeout_s > 0 && wall_seconds() - start > timeout_s) {
+      fail(
+          "MPI: rank {}: {} from/to rank {} ({} message, tag {}) did not complete within {} s "
+          "(engine.timeout_s)",
+          rank(), what, peer, tag_name(tag), tag, timeout_s);
+    }
+    poll_sleep(sleep_us);
+  }
+}
+
+void sleep_until(double deadline) {
+  const double left = deadline - wall_seconds();
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+}
+
+}  // namespace
+
+const char* inject_name(Inject inject) {
+  switch (inject) {
+    case Inject::kDelay:
+      return "delay";
+    case Inject::kPace:
+      return "pace";
+    default:
+      return "none";
+  }
+}
+
+MpiOptions read_mpi_options(const Config& config) {
+  MpiOptions o;
+  const std::string inject = config.get_choice("engine.inject", "none", {"none", "delay", "pace"});
+  o.inject = inject == "pace" ? Inject::kPace : inject == "delay" ? Inject::kDelay : Inject::kNone;
+  const int64_t sleep = config.get_int("engine.poll_sleep_us", o.poll_sleep_us);
+  if (sleep < 1 || sleep > 1000000) {
+    config.fail_key("engine.poll_sleep_us", "an integer in [1, 1000000] (microseconds)");
+  }
+  o.poll_sleep_us = static_cast<int>(sleep);
+  o.timeout_s = config.get_double("engine.timeout_s", o.timeout_s);
+  if (!(o.timeout_s >= 0))
+    config.fail_key("engine.timeout_s", "a number of seconds >= 0 (0 = none)");
+  o.drain_timeout_s = config.get_double("engine.drain_timeout_s", o.drain_timeout_s);
+  if (!(o.drain_timeout_s > 0))
+    config.fail_key("engine.drain_timeout_s", "a number of seconds > 0");
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rank 0.
+
+struct MpiCluster::Impl {
+  struct Slot {
+    bool busy = false;
+    int64_t tag = -1;  // the tag of the job in flight
+    double assigned_at = 0;
+    // Sending: the job header and a private copy of the model (the master's x changes at once).
+    JobHeader job_header;
+    Vec model;
+    MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    // Receiving: the reply header (+ trailer) and the payload, each with one receive posted.
+    std::vector<char> reply_buffer = std::vector<char>(kReplyBufferBytes);
+    Vec payload;
+    bool header_done = false, payload_done = false;
+    std::vector<int64_t> versions;
+    bool said_bye = false;
+    bool failed = false;
+    WorkerStats reported;
+    // The master's view.
+    int64_t replies = 0;            // delivered to the master
+    int64_t drained = 0;            // arrived after the master finished
+    double busy_time = 0;           // Σ job seconds of delivered replies
+    double compute_time = 0;        // Σ compute seconds of delivered replies
+    double injected_time = 0;       // Σ injected seconds of delivered replies
+    double round_trip = 0;          // Σ (reply handled − assign) of delivered replies
+    std::vector<double> job_times;  // of delivered replies
+  };
+
+  Impl(const MpiOptions& o, int n, int64_t d)
+      : options(o),
+        workers(n),
+        dim(d),
+        slots(n),
+        requests(2 * n, MPI_REQUEST_NULL),
+        indices(2 * n),
+        statuses(2 * n) {
+    for (Slot& s : slots) {
+      s.model = Vec::Zero(d);
+      s.payload = Vec::Zero(d);
+    }
+  }
+
+  double now() const { return wall_seconds() - start; }
+
+  void post_header_receive(int w) {
+    check(MPI_Irecv(slots[w].reply_buffer.data(), kReplyBufferBytes, MPI_BYTE, w + 1, kTagReply,
+                    MPI_COMM_WORLD, &requests[w]),
+          "MPI_Irecv", w + 1, kTagReply);
+  }
+  void post_payload_receive(int w) {
+    check(MPI_Irecv(slots[w].payload.data(), static_cast<int>(dim), MPI_DOUBLE, w + 1, kTagPayload,
+                    MPI_COMM_WORLD, &requests[workers + w]),
+          "MPI_Irecv", w + 1, kTagPayload);
+  }
+  void post_receives() {
+    for (int w = 0; w < workers; ++w) {
+      post_header_receive(w);
+      post_payload_receive(w);
+    }
+    receives_posted = true;
+  }
+
+  // Marks completed receives; returns how many completed.
+  int poll() {
+    ++polls;
+    int count = 0;
+    const int rc =
+        MPI_Testsome(2 * workers, requests.data(), &count, indices.data(), statuses.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) check(rc, "MPI_Testsome", -1, kTagReply);
+    if (count == MPI_UNDEFINED || count == 0) {
+      ++empty_polls;
+      return 0;
+    }
+    for (int k = 0; k < count; ++k) {
+      const int i = indices[k];
+      const int w = i % workers;
+      const bool header = i < workers;
+      if (rc == MPI_ERR_IN_STATUS) {
+        check(statuses[k].MPI_ERROR, "receive", w + 1, header ? kTagReply : kTagPayload);
+      }
+      int bytes = 0;
+      MPI_Get_count(&statuses[k], MPI_BYTE, &bytes);
+      bytes_received += bytes;
+      ++messages_received;
+      (header ? slots[w].header_done : slots[w].payload_done) = true;
+    }
+    return count;
+  }
+
+  // Handles worker w's completed message, if any. Replies go to `master` unless it is null or
+  // finished (then they are counted as drained). Returns false if nothing was ready.
+  bool handle(int w, Master* master, Cluster& cluster) {
+    Slot& s = slots[w];
+    if (!s.header_done) return false;
+    ReplyHeader h;
+    std::memcpy(&h, s.reply_buffer.data(), sizeof h);
+    const char* trailer = s.reply_buffer.data() + sizeof h;
+    const int64_t trailer_bytes = std::clamp<int64_t>(h.trailer_bytes, 0, kTrailerBytes);
+    switch (h.kind) {
+      case ReplyHeader::kReply: {
+        if (!s.payload_done) return false;
+        s.header_done = s.payload_done = false;
+        s.versions.resize(static_cast<size_t>(trailer_bytes / 8));
+        std::memcpy(s.versions.data(), trailer, s.versions.size() * 8);
+        post_header_receive(w);
+        s.busy = false;
+        if (h.payload_size != dim) {
+          post_payload_receive(w);  // keep the worker reachable for the shutdown
+          fail(
+              "MPI: worker {} (rank {}) answered job {} with a payload of {} values; the model "
+              "has {}",
+              w, w + 1, h.tag, h.payload_size, dim);
+        }
+        const bool deliver = master != nullptr && !master->finished();
+        if (deliver) {
+          ++s.replies;
+          s.busy_time += h.job_time;
+          s.compute_time += h.compute_time;
+          s.injected_time += h.injected_time;
+          s.round_trip += now() - s.assigned_at;
+          s.job_times.push_back(h.job_time);
+          Reply reply{.worker = w,
+                      .tag = h.tag,
+                      .payload = &s.payload,
+                      .loss = h.loss,
+                      .units = h.units,
+                      .compute_time = h.job_time,
+                      .versions = s.versions};
+          // The payload buffer is free again once the master is done with it, even if it throws
+          // (the worker's next reply must always find a receive).
+          try {
+            const double begin = wall_seconds();
+            master->on_reply(reply, cluster);
+            master_time += wall_seconds() - begin;
+          } catch (...) {
+            try {
+              post_payload_receive(w);
+            } catch (const Error&) {
+            }
+            throw;
+          }
+          post_payload_receive(w);
+        } else {
+          ++s.drained;
+          post_payload_receive(w);
+        }
+        return true;
+      }
+      case ReplyHeader::kError: {
+        s.header_done = false;
+        s.failed = true;
+        std::string text(trailer, static_cast<size_t>(trailer_bytes));
+        post_header_receive(w);
+        if (master) fail("rank {} (worker {}): {}", w + 1, w, text);
+        log_debug("MPI: during shutdown, rank {} (worker {}) reported: {}", w + 1, w, text);
+        return true;
+      }
+      case ReplyHeader::kBye: {
+        s.header_done = false;
+        s.said_bye = true;
+        std::memcpy(&s.reported, trailer, std::min<size_t>(sizeof s.reported, trailer_bytes));
+        return true;
+      }
+      default:
+        fail("MPI: malformed reply (kind {}) from rank {}", h.kind, w + 1);
+    }
+  }
+
+  // Completes the sends of worker w's previous message.
+  void wait_sends(int w, double timeout_s) {
+    for (MPI_Request& r : slots[w].sends) {
+      wait_request(r, "MPI_Isend of a job", w + 1, kTagJob, options.poll_sleep_us, timeout_s);
+    }
+  }
+
+  MpiOptions options;
+  int workers;
+  int64_t dim;
+  std::vector<Slot> slots;
+  std::vector<MPI_Request> requests;  // reply headers 0..n−1, payloads n..2n−1
+  std::vector<int> indices;
+  std::vector<MPI_Status> statuses;
+  double start = 0;
+  double end_time = 0;
+  bool started = false;
+  bool receives_posted = false;
+  bool shut_down = false;
+  bool have_reports = false;
+  std::string run_error;  // what ended run() with an exception
+  int64_t messages_sent = 0, messages_received = 0;
+  double bytes_sent = 0, bytes_received = 0;
+  int64_t polls = 0, empty_polls = 0;
+  // Rank 0's own time: inside MPI_Testsome calls that received something (matching and copying
+  // replies in) and calls that did not, inside assign() (copying x, starting sends), and inside
+  // the master's start/on_reply (assign included).
+  double poll_time = 0, empty_poll_time = 0, assign_time = 0, master_time = 0;
+};
+
+MpiCluster::MpiCluster(const MpiOptions& options, int workers, int64_t dim)
+    : impl_(std::make_unique<Impl>(options, workers, dim)) {
+  PACER_CHECK(active() && rank() == 0 && workers > 0 && dim > 0);
+  PACER_CHECK(dim <= INT32_MAX);
+  impl_->start = wall_seconds();
+}
+
+MpiCluster::~MpiCluster() {
+  if (impl_->shut_down) return;
+  try {
+    shutdown(StopStatus::kError);
+  } catch (const std::exception& e) {
+    log_warning("{}", e.what());
+  }
+}
+
+int MpiCluster::num_workers() const { return impl_->workers; }
+double MpiCluster::now() const { return impl_->now(); }
+double MpiCluster::end_time() const { return impl_->end_time; }
+bool MpiCluster::busy(int worker) const { return impl_->slots[worker].busy; }
+
+void MpiCluster::cancel(int /*worker*/) {
+  PACER_CHECK(!"the MPI engine cannot cancel jobs (can_cancel() is false)");
+}
+
+void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
+  Impl& m = *impl_;
+  PACER_CHECK(worker >= 0 && worker < m.workers);
+  Impl::Slot& s = m.slots[worker];
+  PACER_CHECK(m.started && !s.busy && !m.shut_down);
+  PACER_CHECK(x.size() == m.dim);
+  const double begin = wall_seconds();
+  // The previous job's sends have long been matched (the worker has replied since).
+  m.wait_sends(worker, m.options.timeout_s);
+  s.model = x;
+  s.job_header = JobHeader{.kind = JobHeader::kJob, .tag = job.tag, .model_size = m.dim};
+  check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, worker + 1, kTagJob, MPI_COMM_WORLD,
+                  &s.sends[0]),
+        "MPI_Isend", worker + 1, kTagJob);
+  check(MPI_Isend(s.model.data(), static_cast<int>(m.dim), MPI_DOUBLE, worker + 1, kTagModel,
+                  MPI_COMM_WORLD, &s.sends[1]),
+        "MPI_Isend", worker + 1, kTagModel);
+  m.messages_sent += 2;
+  m.bytes_sent += static_cast<double>(sizeof s.job_header) + 8.0 * static_cast<double>(m.dim);
+  s.busy = true;
+  s.tag = job.tag;
+  s.assigned_at = m.now();
+  m.assign_time += wall_seconds() - begin;
+}
+
+MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
+  try {
+    return run_loop(master, max_time);
+  } catch (const std::exception& e) {
+    impl_->run_error = e.what();  // for shutdown, should it have to abort the job
+    throw;
+  }
+}
+
+MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
+  Impl& m = *impl_;
+  PACER_CHECK(!m.started && !m.shut_down);
+  m.started = true;
+  m.post_receives();
+  m.start = wall_seconds();
+  const double begin = wall_seconds();
+  master.start(*this);
+  m.master_time += wall_seconds() - begin;
+  double last_activity = wall_seconds();
+  Outcome outcome = Outcome::kFinished;
+  while (!master.finished()) {
+    if (interrupt_requested()) {
+      outcome = Outcome::kInterrupted;
+      break;
+    }
+    if (max_time > 0 && m.now() >= max_time) {
+      outcome = Outcome::kMaxTime;
+      break;
+    }
+    const double poll_begin = wall_seconds();
+    const int arrived = m.poll();
+    (arrived ? m.poll_time : m.empty_poll_time) += wall_seconds() - poll_begin;
+    if (arrived == 0) {
+      bool any_busy = false;
+      for (const Impl::Slot& s : m.slots) any_busy = any_busy || s.busy;
+      if (!any_busy) {
+        fail(
+            "MPI engine: the method stalled at t = {:.3f} s: no job is running and the method "
+            "has not finished",
+            m.now());
+      }
+      if (m.options.timeout_s > 0 && wall_seconds() - last_activity > m.options.timeout_s) {
+        std::string waiting;
+        for (int w = 0; w < m.workers; ++w) {
+          if (!m.slots[w].busy) continue;
+          waiting += fmt::format("{}worker {} (rank {}, job tag {})", waiting.empty() ? "" : ", ",
+                                 w, w + 1, m.slots[w].tag);
+        }
+        fail("MPI engine: no reply for {} s (engine.timeout_s); still waiting for {}",
+             m.options.timeout_s, waiting);
+      }
+      poll_sleep(m.options.poll_sleep_us);
+      continue;
+    }
+    last_activity = wall_seconds();
+    // Deliver in worker-index order; a worker whose header and payload both arrived is ready.
+    for (int w = 0; w < m.workers && !master.finished(); ++w) m.handle(w, &master, *this);
+  }
+  m.end_time = m.now();
+  return outcome;
+}
+
+void MpiCluster::shutdown(StopStatus status, double timeout_s) {
+  Impl& m = *impl_;
+  if (m.shut_down) return;
+  m.shut_down = true;
+  if (!m.receives_posted) m.post_receives();
+  if (!m.started) m.end_time = m.now();
+  const double limit = timeout_s > 0 ? timeout_s : m.options.drain_timeout_s;
+  const double deadline = wall_seconds() + limit;
+  std::string problem;
+  try {
+    for (int w = 0; w < m.workers; ++w) {
+      Impl::Slot& s = m.slots[w];
+      m.wait_sends(w, limit);
+      s.job_header =
+          JobHeader{.kind = JobHeader::kStop, .stop_status = static_cast<int64_t>(status)};
+      check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
+                      &s.sends[0]),
+            "MPI_Isend", w + 1, kTagJob);
+      ++m.messages_sent;
+      m.bytes_sent += sizeof s.job_header;
+    }
+    // Drain: replies still in flight are counted, goodbyes collected.
+    while (true) {
+      bool all_bye = true;
+      for (const Impl::Slot& s : m.slots) all_bye = all_bye && s.said_bye;
+      if (all_bye) break;
+      if (m.poll() == 0) {
+        if (wall_seconds() > deadline) break;
+        poll_sleep(m.options.poll_sleep_us);
+        continue;
+      }
+      for (int w = 0; w < m.workers; ++w) {
+        while (m.handle(w, nullptr, *this)) {
+        }
+      }
+    }
+    std::string missing;
+    for (int w = 0; w < m.workers; ++w) {
+      Impl::Slot& s = m.slots[w];
+      if (!s.said_bye) {
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", w + 1);
+        continue;
+      }
+      // No message follows a goodbye: the payload receive can go.
+      MPI_Request& payload = m.requests[m.workers + w];
+      if (payload != MPI_REQUEST_NULL) {
+        MPI_Cancel(&payload);
+        MPI_Wait(&payload, MPI_STATUS_IGNORE);
+      }
+      m.wait_sends(w, limit);
+    }
+    m.have_reports = missing.empty();
+    if (!missing.empty()) {
+      problem = fmt::format(
+          "MPI engine: ranks {} did not acknowledge the stop within {} s (engine.drain_timeout_s)",
+          missing, limit);
+    }
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  if (!problem.empty()) {
+    // Ranks that cannot be stopped cleanly would hang MPI_Finalize: end the whole job.
+    if (m.run_error.empty()) {
+      std::fprintf(stderr, "pacer: error: %s; aborting the job\n", problem.c_str());
+    } else {
+      std::fprintf(stderr, "pacer: error: %s; then, stopping the workers: %s; aborting the job\n",
+                   m.run_error.c_str(), problem.c_str());
+    }
+    abort_job(1);
+  }
+}
+
+void MpiCluster::to_json(nlohmann::json& out) const {
+  const Impl& m = *impl_;
+  out["engine"] = "mpi";
+  out["ranks"] = m.workers + 1;
+  out["inject"] = inject_name(m.options.inject);
+  out["poll_sleep_us"] = m.options.poll_sleep_us;
+  out["timeout_s"] = m.options.timeout_s;
+  out["end_time"] = m.end_time;
+  std::vector<int64_t> jobs, drained;
+  std::vector<double> busy, idle, utilisation, compute, injected, round_trip, comm, median_job;
+  for (const Impl::Slot& s : m.slots) {
+    jobs.push_back(s.replies);
+    drained.push_back(s.drained);
+    busy.push_back(s.busy_time);
+    idle.push_back(std::max(0.0, m.end_time - s.busy_time));
+    utilisation.push_back(m.end_time > 0 ? s.busy_time / m.end_time : 0.0);
+    compute.push_back(s.compute_time);
+    injected.push_back(s.injected_time);
+    const double r = s.replies ? static_cast<double>(s.replies) : 1.0;
+    round_trip.push_back(s.round_trip / r);
+    comm.push_back((s.round_trip - s.busy_time) / r);
+    std::vector<double> times = s.job_times;
+    double median = 0;
+    if (!times.empty()) {
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      median = times[times.size() / 2];
+    }
+    median_job.push_back(median);
+  }
+  out["jobs_completed_per_worker"] = jobs;
+  out["busy_time_per_worker"] = busy;
+  out["idle_time_per_worker"] = idle;
+  out["utilisation_per_worker"] = utilisation;
+  out["compute_time_per_worker"] = compute;
+  out["injected_time_per_worker"] = injected;
+  out["median_job_time_per_worker"] = median_job;
+  out["mean_round_trip_per_worker"] = round_trip;
+  out["mean_message_overhead_per_worker"] = comm;
+  out["late_replies_drained_per_worker"] = drained;
+  int64_t drained_total = 0;
+  for (int64_t d : drained) drained_total += d;
+  out["late_replies_drained"] = drained_total;
+  out["messages_sent"] = m.messages_sent;
+  out["messages_received"] = m.messages_received;
+  out["bytes_sent"] = m.bytes_sent;
+  out["bytes_received"] = m.bytes_received;
+  out["polls"] = m.polls;
+  out["empty_polls"] = m.empty_polls;
+  out["master_receive_time"] = m.poll_time;
+  out["master_empty_poll_time"] = m.empty_poll_time;
+  out["master_assign_time"] = m.assign_time;
+  out["master_method_time"] = m.master_time - m.assign_time;
+  if (m.have_reports) {
+    std::vector<double> lifetime, wait, overruns, max_overrun, dropped, worker_jobs;
+    for (const Impl::Slot& s : m.slots) {
+      const WorkerStats& r = s.reported;
+      worker_jobs.push_back(r.jobs);
+      lifetime.push_back(r.lifetime);
+      wait.push_back(std::max(0.0, r.lifetime - r.busy_time));
+      overruns.push_back(r.overruns);
+      max_overrun.push_back(r.max_overrun);
+      dropped.push_back(r.dropped_jobs);
+    }
+    nlohmann::json reported;
+    reported["jobs"] = worker_jobs;
+    reported["lifetime"] = lifetime;
+    reported["wait_time"] = wait;
+    reported["pace_overruns"] = overruns;
+    reported["max_pace_overrun"] = max_overrun;
+    reported["dropped_jobs"] = dropped;
+    out["worker_reported"] = reported;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker ranks.
+
+StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+                      const MpiOptions& options, int64_t dim) {
+  PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= INT32_MAX);
+  const int sleep_us = options.poll_sleep_us;
+  const double timeout = options.timeout_s;
+  // Waiting for a job includes waiting for the other workers; rank 0 detects a silent worker
+  // after timeout_s and then waits up to drain_timeout_s for the goodbyes, so it reports first.
+  const double job_timeout = timeout > 0 ? 2 * timeout + options.drain_timeout_s : 0;
+  Rng rng(seed, "duration", static_cast<uint64_t>(index));
+  JobHeader job_header;
+  Vec x = Vec::Zero(dim);
+  WorkerOutput out;
+  std::vector<char> reply(kReplyBufferBytes);
+  MPI_Request job_request = MPI_REQUEST_NULL, model_request = MPI_REQUEST_NULL;
+  MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  WorkerStats stats;
+  const double born = wall_seconds();
+  bool failed = false;
+
+  auto post = [&] {
+    check(MPI_Irecv(&job_header, sizeof job_header, MPI_BYTE, 0, kTagJob, MPI_COMM_WORLD,
+                    &job_request),
+          "MPI_Irecv", 0, kTagJob);
+    check(MPI_Irecv(x.data(), static_cast<int>(dim), MPI_DOUBLE, 0, kTagModel, MPI_COMM_WORLD,
+                    &model_request),
+          "MPI_Irecv", 0, kTagModel);
+  };
+  auto wait_replies_sent = [&] {
+    for (MPI_Request& r : sends) {
+      wait_request(r, "MPI_Isend of a reply", 0, kTagReply, sleep_us, timeout);
+    }
+  };
+  // Sends a header + trailer (and, for a reply, the payload).
+  auto send = [&](const ReplyHeader& h, const void* trailer, const Vec* payload) {
+    std::memcpy(reply.data(), &h, sizeof h);
+    std::memcpy(reply.data() + sizeof h, trailer, static_cast<size_t>(h.trailer_bytes));
+    check(MPI_Isend(reply.data(), static_cast<int>(sizeof h + h.trailer_bytes), MPI_BYTE, 0,
+                    kTagReply, MPI_COMM_WORLD, &sends[0]),
+          "MPI_Isend", 0, kTagReply);
+    if (payload) {
+      check(MPI_Isend(payload->data(), static_cast<int>(payload->size()), MPI_DOUBLE, 0,
+                      kTagPayload, MPI_COMM_WORLD, &sends[1]),
+            "MPI_Isend", 0, kTagPayload);
+    }
+  };
+
+  post();
+  while (true) {
+    wait_request(job_request, "MPI_Irecv of a job", 0, kTagJob, sleep_us, job_timeout);
+    if (job_header.kind == JobHeader::kStop) {
+      // Rank 0 sends no model after a stop.
+      MPI_Cancel(&model_request);
+      MPI_Wait(&model_request, MPI_STATUS_IGNORE);
+      wait_replies_sent();
+      stats.lifetime = wall_seconds() - born;
+      ReplyHeader bye{.kind = ReplyHeader::kBye, .trailer_bytes = sizeof stats};
+      send(bye, &stats, nullptr);
+      wait_replies_sent();
+      return static_cast<StopStatus>(job_header.stop_status);
+    }
+    wait_request(model_request, "MPI_Irecv of a model", 0, kTagModel, sleep_us, timeout);
+    if (failed) {
+      stats.dropped_jobs += 1;
+      post();
+      continue;
+    }
+    const double t0 = wall_seconds();
+    wait_replies_sent();  // out.payload is about to be overwritten
+    const Job job{.tag = job_header.tag};
+    double units = 0, t1 = t0, t2 = t0;
+    std::string error;
+    try {
+      if (job_header.model_size != dim) {
+        fail("a job for a model of {} values; this worker's model has {}", job_header.model_size,
+             dim);
+      }
+      units = worker.units(job);
+      const Duration modelled = timing.compute_time(index, units, job.tag, rng);
+      worker.compute(job, x, out);
+      t1 = wall_seconds();
+      if (options.inject == Inject::kDelay) {
+        sleep_until(t1 + modelled.extra);
+      } else if (options.inject == Inject::kPace) {
+        const double target = modelled.total();
+        if (t1 - t0 > target) {
+          stats.overruns += 1;
+          stats.max_overrun = std::max(stats.max_overrun, t1 - t0 - target);
+        } else {
+          sleep_until(t0 + target);
+        }
+      }
+      t2 = wall_seconds();
+      if (out.payload.size() != dim) {
+        fail("the worker half produced a payload of {} values for a model of {}",
+             out.payload.size(), dim);
+      }
+      if (static_cast<int64_t>(out.versions.size()) * 8 > kTrailerBytes) {
+        fail("the reply lists {} versions; the MPI engine carries at most {}", out.versions.size(),
+             kTrailerBytes / 8);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    post();  // x is free again: the next job may arrive while the reply travels
+    if (!error.empty()) {
+      failed = true;
+      error = fmt::format("job {}: {}", job.tag, error);
+      if (error.size() > static_cast<size_t>(kTrailerBytes)) error.resize(kTrailerBytes);
+      ReplyHeader h{.kind = ReplyHeader::kError,
+                    .tag = job.tag,
+                    .trailer_bytes = static_cast<int64_t>(error.size())};
+      send(h, error.data(), nullptr);
+      continue;
+    }
+    ReplyHeader h{.kind = ReplyHeader::kReply,
+                  .tag = job.tag,
+                  .payload_size = static_cast<int64_t>(out.payload.size()),
+                  .trailer_bytes = static_cast<int64_t>(out.versions.size() * 8),
+                  .loss = out.loss,
+                  .units = units,
+                  .job_time = t2 - t0,
+                  .compute_time = t1 - t0,
+                  .injected_time = t2 - t1};
+    send(h, out.versions.data(), &out.payload);
+    stats.jobs += 1;
+    stats.compute_time += t1 - t0;
+    stats.injected_time += t2 - t1;
+    stats.busy_time += wall_seconds() - t0;
+  }
+}
+
+}  // namespace pacer::mpi

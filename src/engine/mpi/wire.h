@@ -1,0 +1,63 @@
+// Internal to the MPI engine: message tags, header layouts and MPI error checking.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "pacer/core/error.h"
+
+namespace pacer::mpi {
+
+// Message tags. Session messages (runtime.cc) and run messages (mpi_cluster.cc) never share one.
+enum Tag : int {
+  kTagCommand = 101,  // rank 0 -> worker rank: run (with the config) or exit
+  kTagSetup = 102,    // worker rank -> rank 0: setup report (empty = ready, else the error)
+  kTagGo = 103,       // rank 0 -> worker rank: go (1) or abort (0) the run
+  kTagJob = 111,      // rank 0 -> worker: JobHeader
+  kTagModel = 112,    // rank 0 -> worker: the model x
+  kTagReply = 113,    // worker -> rank 0: ReplyHeader + trailer
+  kTagPayload = 114,  // worker -> rank 0: the payload
+};
+
+const char* tag_name(int tag);
+
+struct CommandHeader {
+  int64_t kind = 0;  // Command::Kind
+  int64_t exit_status = 0;
+};
+
+struct JobHeader {
+  enum Kind : int64_t { kJob = 0, kStop = 1 };
+  int64_t kind = kJob;
+  int64_t tag = 0;
+  int64_t model_size = 0;
+  int64_t stop_status = 0;
+};
+
+struct ReplyHeader {
+  enum Kind : int64_t { kReply = 0, kError = 1, kBye = 2 };
+  int64_t kind = kReply;
+  int64_t tag = 0;
+  int64_t payload_size = 0;
+  int64_t trailer_bytes = 0;  // versions (8 bytes each), error text, or WorkerStats
+  double loss = 0;
+  double units = 0;
+  double job_time = 0;       // wall seconds from receiving the job to sending the reply
+  double compute_time = 0;   // of which inside the worker half
+  double injected_time = 0;  // of which slept by delay injection
+};
+
+static_assert(std::is_trivially_copyable_v<ReplyHeader> && sizeof(ReplyHeader) == 72);
+static_assert(std::is_trivially_copyable_v<JobHeader> && sizeof(JobHeader) == 32);
+
+// Room after a ReplyHeader: at least this many bytes, and room for 8 bytes per version.
+constexpr int64_t kMinTrailerBytes = 4096;
+
+// Throws Error "<what> failed on rank R (peer P, tag T): <MPI message>" unless rc is MPI_SUCCESS.
+void check(int rc, const char* what, int peer, int tag);
+
+}  // namespace pacer::mpi

@@ -1,0 +1,206 @@
+#include "pacer/method/async_master.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "pacer/core/error.h"
+#include "pacer/method/gradient_worker.h"
+
+namespace pacer {
+
+// ---------------------------------------------------------------------------------------------
+// AsyncMaster
+
+AsyncMaster::AsyncMaster(Trainer& trainer, int workers)
+    : TrainingMaster(trainer),
+      workers_(workers),
+      arrivals_(workers, 0),
+      updates_caused_(workers, 0),
+      used_(workers, 0),
+      discarded_(workers, 0),
+      observed_mean_(workers, 0.0) {}
+
+void AsyncMaster::start(Cluster& cluster) {
+  for (int i = 0; i < workers_; ++i) send_current(i, cluster);
+}
+
+void AsyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
+  const int w = reply.worker;
+  trainer_.add_work(reply.units);
+  if (arrivals_[w]++ == 0) ++reported_workers_;
+  const double unit_time = reply.units > 0 ? reply.compute_time / reply.units : 0.0;
+  observed_mean_[w] += (unit_time - observed_mean_[w]) / static_cast<double>(arrivals_[w]);
+  if (trainer_.finished()) return;
+
+  const int64_t delay = trainer_.steps() - reply.tag;
+  ++delay_histogram_[delay];
+  on_gradient(reply, delay, cluster);
+  if (!trainer_.finished() && !cluster.busy(w)) send_current(w, cluster);
+}
+
+void AsyncMaster::send_current(int worker, Cluster& cluster) {
+  const int64_t tag = trainer_.steps();
+  cluster.assign(worker, Job{tag}, trainer_.x());
+  on_assigned(worker, tag);
+}
+
+void AsyncMaster::restart(int worker, Cluster& cluster) {
+  cluster.cancel(worker);
+  ++cancelled_jobs_;
+  send_current(worker, cluster);
+}
+
+void AsyncMaster::apply_gradient(const Reply& reply, int64_t delay, double lr_scale,
+                                 const Cluster& cluster) {
+  count_used(reply.worker, 1);
+  apply_direction(*reply.payload, lr_scale, cluster, reply.worker, reply.loss, 1,
+                  static_cast<double>(delay));
+}
+
+void AsyncMaster::apply_direction(const Vec& direction, double lr_scale, const Cluster& cluster,
+                                  int worker, double loss, int64_t responders, double staleness) {
+  UpdateRecord record;
+  record.time = cluster.now();
+  record.loss = loss;
+  record.responders = static_cast<int>(responders);
+  record.staleness = staleness;
+  record.worker = worker;
+  ++updates_caused_[worker];
+  trainer_.apply(direction, record, lr_scale);
+}
+
+void AsyncMaster::summarize(nlohmann::json& out) const {
+  out["arrivals_per_worker"] = arrivals_;
+  out["updates_per_worker"] = updates_caused_;
+  out["gradients_used_per_worker"] = used_;
+  out["gradients_discarded_per_worker"] = discarded_;
+  out["cancelled_jobs"] = cancelled_jobs_;
+  std::vector<double> unit_time(workers_);
+  for (int i = 0; i < workers_; ++i) unit_time[i] = reported(i) ? observed_mean_[i] : 0.0;
+  out["observed_unit_time_per_worker"] = unit_time;
+  nlohmann::json histogram = nlohmann::json::object();
+  for (const auto& [delay, count] : delay_histogram_) histogram[std::to_string(delay)] = count;
+  out["delay_histogram"] = histogram;
+  summarize_method(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GradientTable
+
+GradientTable::GradientTable(int workers, int64_t dim)
+    : sum_(workers, Vec::Zero(dim)), count_(workers, 0) {}
+
+void GradientTable::add(int worker, const Vec& g, double loss, int64_t tag) {
+  sum_[worker] += g;
+  if (count_[worker]++ == 0) ++filled_;
+  ++total_;
+  loss_sum_ += loss;
+  tag_sum_ += static_cast<double>(tag);
+}
+
+void GradientTable::clear() {
+  for (size_t i = 0; i < sum_.size(); ++i) {
+    if (count_[i] > 0) sum_[i].setZero();
+    count_[i] = 0;
+  }
+  total_ = 0;
+  filled_ = 0;
+  loss_sum_ = 0;
+  tag_sum_ = 0;
+}
+
+void GradientTable::swap(GradientTable& other) noexcept {
+  std::swap(sum_, other.sum_);
+  std::swap(count_, other.count_);
+  std::swap(total_, other.total_);
+  std::swap(filled_, other.filled_);
+  std::swap(loss_sum_, other.loss_sum_);
+  std::swap(tag_sum_, other.tag_sum_);
+}
+
+double GradientTable::harmonic_mean_count() const {
+  if (filled_ < workers()) return 0.0;
+  double inverse_sum = 0;
+  for (int64_t b : count_) inverse_sum += 1.0 / static_cast<double>(b);
+  return static_cast<double>(workers()) / inverse_sum;
+}
+
+void GradientTable::pooled_mean(Vec& out) const {
+  PACER_CHECK(total_ > 0);
+  out.setZero(sum_[0].size());
+  for (int i = 0; i < workers(); ++i) {
+    if (count_[i] > 0) out += sum_[i];
+  }
+  out /= static_cast<double>(total_);
+}
+
+void GradientTable::mean_of_means(Vec& out) const {
+  PACER_CHECK(filled_ == workers());
+  out.setZero(sum_[0].size());
+  for (int i = 0; i < workers(); ++i) out += sum_[i] / static_cast<double>(count_[i]);
+  out /= static_cast<double>(workers());
+}
+
+// ---------------------------------------------------------------------------------------------
+// RoundMaster
+
+RoundMaster::RoundMaster(Trainer& trainer, int workers, int64_t dim)
+    : AsyncMaster(trainer, workers), table_(workers, dim), direction_(Vec::Zero(dim)) {}
+
+void RoundMaster::on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) {
+  const int w = reply.worker;
+  if (delay > 0) {
+    // Computed at an earlier round's model: not a gradient at x_k.
+    count_discarded(w);
+    ++stale_discarded_;
+    return;
+  }
+  table_.add(w, *reply.payload, reply.loss, reply.tag);
+  if (!round_complete(table_)) return;
+
+  direction(table_, direction_);
+  for (int i = 0; i < workers(); ++i) count_used(i, table_.count(i));
+  apply_direction(direction_, 1.0, cluster, w, table_.mean_loss(), table_.total(), 0.0);
+  table_.clear();
+  if (trainer_.finished()) return;
+  // Restart every worker at x_{k+1}. The replying worker is idle and gets it from on_reply.
+  if (!cluster.can_cancel()) return;
+  for (int i = 0; i < workers(); ++i) {
+    if (cluster.busy(i)) restart(i, cluster);
+  }
+}
+
+void RoundMaster::summarize_method(nlohmann::json& out) const {
+  out["rounds"] = trainer_.steps();
+  out["stale_gradients_discarded"] = stale_discarded_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// AsyncMethod
+
+AsyncMethod::AsyncMethod(const Config& config, const MethodSetup& setup) : setup_(setup) {
+  if (setup.workers < 2) {
+    config.fail_key("workers",
+                    fmt::format("at least 2 workers for the asynchronous method '{}' (with one "
+                                "worker it is plain SGD; use dgd)",
+                                config.get_string("method.name", "")));
+  }
+}
+
+std::unique_ptr<Worker> AsyncMethod::make_worker(int worker) const {
+  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+}
+
+double read_round_size(const Config& config, int workers) {
+  const double s = config.get_double("method.S", static_cast<double>(workers));
+  if (!(s > 0) || !std::isfinite(s)) {
+    config.fail_key("method.S", "a positive number (the gradients a round gathers before a step)");
+  }
+  return s;
+}
+
+}  // namespace pacer

@@ -1,0 +1,177 @@
+#include "coded.h"
+
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace pacer {
+
+int read_stragglers(const Config& config, PlacementKind kind, int workers) {
+  const bool given = config.has("method.s");
+  const int64_t s = config.get_int("method.s", 1);
+  const int checked = s < 0 || s > workers ? -1 : static_cast<int>(s);
+  std::string requirement = placement_requirement(kind, workers, checked);
+  if (!requirement.empty()) {
+    if (!given) requirement += " (method.s defaults to 1)";
+    config.fail_key("method.s", requirement);
+  }
+  return checked;
+}
+
+std::shared_ptr<const CyclicEncoding> read_cyclic_encoding(const Config& config,
+                                                           const Placement& placement,
+                                                           uint64_t seed) {
+  CyclicEncodingOptions options;
+  const int64_t trials = config.get_int("method.code_trials", options.trials);
+  if (trials < 1 || trials > 1000000) {
+    config.fail_key("method.code_trials", "an integer from 1 to 1000000 (random encodings drawn)");
+  }
+  const int64_t refine = config.get_int("method.code_refine", options.refine_steps);
+  if (refine < 0 || refine > 100000000) {
+    config.fail_key("method.code_refine",
+                    "an integer from 0 to 100000000 (local-search steps on the encoding)");
+  }
+  options.trials = static_cast<int>(trials);
+  options.refine_steps = static_cast<int>(refine);
+  return std::make_shared<const CyclicEncoding>(make_cyclic_encoding(placement, seed, options));
+}
+
+CodedMethod::CodedMethod(const Config& config, const MethodSetup& setup, PlacementKind kind)
+    : setup_(setup),
+      policy_(read_straggler_policy(config)),
+      placement_(kind, setup.workers, read_stragglers(config, kind, setup.workers)) {}
+
+// ---- CodedMaster ----
+
+CodedMaster::CodedMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy)
+    : SyncMaster(trainer, placement.workers(), dim, policy),
+      placement_(std::move(placement)),
+      weights_(placement_.workers(), 0.0) {}
+
+void CodedMaster::decode(Vec& g, std::vector<int>& used) {
+  std::fill(weights_.begin(), weights_.end(), 0.0);
+  choose(used, weights_);
+  const auto message_of = [this](int i) -> const Vec& { return message(i); };
+  weighted_sum(used, weights_, message_of, g);
+}
+
+void CodedMaster::summarize_method(nlohmann::json& out) const {
+  out["placement"] = placement_name(placement_.kind());
+  out["s"] = placement_.stragglers();
+  out["c"] = placement_.load();
+  nlohmann::json decode = nlohmann::json::object();
+  summarize_decoder(decode);
+  out["decode"] = decode;
+}
+
+// ---- GroupMaster ----
+
+GroupMaster::GroupMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy,
+                         bool group_average)
+    : CodedMaster(trainer, std::move(placement), dim, policy),
+      group_average_(group_average),
+      heard_(this->placement().num_groups(), 0) {}
+
+bool GroupMaster::step_complete() const {
+  const int c = placement().load();
+  for (int g = 0; g < placement().num_groups(); ++g) {
+    bool any = false;
+    for (int i = g * c; i < (g + 1) * c && !any; ++i) any = arrived(i);
+    if (!any) return false;
+  }
+  return true;
+}
+
+void GroupMaster::choose(std::vector<int>& used, std::vector<double>& weights) {
+  const double n = workers();
+  std::fill(heard_.begin(), heard_.end(), 0);
+  for (int w : arrival_order()) {
+    const int g = placement().group(w);
+    if (group_average_ || heard_[g] == 0) used.push_back(w);
+    ++heard_[g];
+  }
+  std::sort(used.begin(), used.end());
+  for (int w : used) {
+    const int g = placement().group(w);
+    weights[w] = group_average_ ? 1.0 / (n * heard_[g]) : 1.0 / n;
+  }
+  ++steps_;
+  messages_used_ += static_cast<int64_t>(used.size());
+}
+
+void GroupMaster::summarize_decoder(nlohmann::json& out) const {
+  out["rule"] = group_average_ ? "group_average" : "first_per_group";
+  out["groups"] = placement().num_groups();
+  out["messages_used_per_group"] = steps_
+                                       ? static_cast<double>(messages_used_) /
+                                             static_cast<double>(steps_ * placement().num_groups())
+                                       : 0.0;
+}
+
+// ---- CyclicMaster ----
+
+CyclicMaster::CyclicMaster(Trainer& trainer, Placement placement, int64_t dim,
+                           StragglerPolicy policy, std::shared_ptr<const CyclicEncoding> encoding)
+    : CodedMaster(trainer, std::move(placement), dim, policy),
+      encoding_(std::move(encoding)),
+      responders_(this->placement().workers(), false) {
+  if (encoding_) exact_.emplace(encoding_->matrix, this->placement().stragglers());
+}
+
+bool CyclicMaster::step_complete() const {
+  return num_arrived() == workers() - placement().stragglers();
+}
+
+void CyclicMaster::choose(std::vector<int>& used, std::vector<double>& weights) {
+  const double n = workers();
+  for (int i = 0; i < workers(); ++i) {
+    responders_[i] = arrived(i);
+    if (arrived(i)) used.push_back(i);
+  }
+  if (exact_) {
+    const ExactCoefficients& a = exact_->decode(responders_);
+    for (int i : used) weights[i] = a.a[i] / n;
+    return;
+  }
+  const double mu = relaxed_mu(workers(), placement().stragglers());
+  for (int i : used) weights[i] = mu / n;
+  const std::vector<double> coefficients = relaxed_partition_coefficients(placement(), responders_);
+  const auto [lo, hi] = std::minmax_element(coefficients.begin(), coefficients.end());
+  min_coefficient_ = std::min(min_coefficient_, *lo);
+  max_coefficient_ = std::max(max_coefficient_, *hi);
+}
+
+void CyclicMaster::summarize_decoder(nlohmann::json& out) const {
+  const int n = workers();
+  const int s = placement().stragglers();
+  if (!exact_) {
+    out["decoder"] = "relaxed";
+    out["mu"] = relaxed_mu(n, s);
+    out["max_partition_coefficient_bound"] = static_cast<double>(n) / (n - s);
+    if (max_coefficient_ > 0) {
+      out["partition_coefficient_min_observed"] = min_coefficient_;
+      out["partition_coefficient_max_observed"] = max_coefficient_;
+    }
+    return;
+  }
+  out["decoder"] = "exact";
+  const CyclicEncoding& e = *encoding_;
+  nlohmann::json code;
+  code["construction"] = "tandon: best of random H', then local search";
+  code["trials"] = e.options.trials;
+  code["refine_steps"] = e.options.refine_steps;
+  code["kept_trial"] = e.trial;
+  code["refine_improvements"] = e.improvements;
+  code["responder_sets_evaluated"] = e.quality.sets;
+  code["exhaustive"] = e.quality.exhaustive;
+  code["worst_max_abs_a_single_draw"] = e.first_trial.worst_max_abs;
+  code["worst_max_abs_a_best_of_trials"] = e.best_of_trials_max_abs;
+  code["worst_max_abs_a"] = e.quality.worst_max_abs;
+  code["worst_residual"] = e.quality.worst_residual;
+  out["encoding"] = code;
+  out["max_abs_a_observed"] = exact_->max_abs_seen();
+  out["max_decode_residual_observed"] = exact_->max_residual_seen();
+  out["responder_sets_decoded"] = exact_->cached_sets();
+}
+
+}  // namespace pacer

@@ -1,0 +1,51 @@
+// Pipelined gradient coding with cyclic repetition, PGC-CR(s) (Su & Li): worker i holds
+// S_i = {i, ..., i+s} mod n, refreshes only p_i(t) = (i + t mod c) mod n in its pipeline cache
+// each step (one work unit; c at the warm-up), so every partition is refreshed exactly once per
+// step across the cluster, and sends the coded sum of its cache. The master closes the step with
+// the fastest n − s messages F.
+//   method.decoder = "relaxed" (default): 0/1 coefficients, ĝ_t = (1/n)·μ·Σ_{i∈F} m_i,
+//     μ = n / ((n − s)(s + 1)).
+//   method.decoder = "exact": the workers apply the rows of a Tandon encoding B to their cache and
+//     the master decodes ĝ_t = (1/n) Σ_{i∈F} a_i m_i with a_Fᵀ B_F = 1ᵀ, as GC-CR does. The
+//     large a_i amplify the differences between stale cached copies; this variant exists to show
+//     it (method.code_trials and method.code_refine as for GC-CR).
+#include "coded.h"
+#include "method_factories.h"
+#include "pacer/method/coded_worker.h"
+
+namespace pacer {
+namespace {
+
+class PgcCr : public CodedMethod {
+ public:
+  PgcCr(const Config& config, const MethodSetup& setup)
+      : CodedMethod(config, setup, PlacementKind::kCyclic) {
+    if (config.get_choice("method.decoder", "relaxed", {"relaxed", "exact"}) == "exact") {
+      encoding_ = read_cyclic_encoding(config, placement_, setup.seed);
+    }
+  }
+  std::string name() const override { return "pgc-cr"; }
+
+  std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
+    return std::make_unique<CyclicMaster>(trainer, placement_, dim(), policy_, encoding_);
+  }
+  std::unique_ptr<Worker> make_worker(int worker) const override {
+    const std::vector<int>& partitions = placement_.partitions(worker);
+    std::vector<double> coefficients = encoding_
+                                           ? row_coefficients(encoding_->matrix, placement_, worker)
+                                           : std::vector<double>(partitions.size(), 1.0);
+    return std::make_unique<PipelineWorker>(setup_.objective, worker, setup_.seed, partitions,
+                                            /*offset=*/0, std::move(coefficients));
+  }
+
+ private:
+  std::shared_ptr<const CyclicEncoding> encoding_;  // null: relaxed decoding
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_pgc_cr(const Config& config, const MethodSetup& setup) {
+  return std::make_unique<PgcCr>(config, setup);
+}
+
+}  // namespace pacer

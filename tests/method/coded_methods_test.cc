@@ -1,0 +1,523 @@
+// GC-FR, GC-CR, IS-GC, PGC-FR and PGC-CR against their definitions (DESIGN.md section 3.1).
+//
+// Full runs use FakeCluster below, a minimal virtual-time engine (this suite links only the method
+// layer): job durations come from a TimingModel on each worker's own stream, and a reply reaches
+// the master the moment its job finishes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "pacer/coding/decoder.h"
+#include "pacer/coding/placement.h"
+#include "pacer/core/error.h"
+#include "pacer/data/partition.h"
+#include "pacer/data/synthetic.h"
+#include "pacer/method/coded_worker.h"
+#include "pacer/method/method.h"
+#include "pacer/model/eigen_models.h"
+
+namespace pacer {
+namespace {
+
+class FakeCluster : public Cluster {
+ public:
+  FakeCluster(const TimingModel& timing, uint64_t seed) : timing_(timing) {
+    for (int i = 0; i < timing.num_workers(); ++i) {
+      state_.emplace_back(Rng(seed, "duration", static_cast<uint64_t>(i)));
+    }
+  }
+
+  // Delivers replies in order of finishing time (ties to the earlier assignment) until the master
+  // is finished.
+  void run(Master& master, std::vector<std::unique_ptr<Worker>>& workers) {
+    workers_ = &workers;
+    master.start(*this);
+    while (!master.finished()) {
+      int next = -1;
+      for (int i = 0; i < num_workers(); ++i) {
+        const State& s = state_[i];
+        if (!s.busy) continue;
+        if (next < 0 || s.finish < state_[next].finish ||
+            (s.finish == state_[next].finish && s.sequence < state_[next].sequence)) {
+          next = i;
+        }
+      }
+      ASSERT_GE(next, 0) << "the master stalled";
+      State& s = state_[next];
+      now_ = s.finish;
+      workers[next]->compute(s.job, s.x, s.output);
+      s.busy = false;
+      Reply reply{.worker = next,
+                  .tag = s.job.tag,
+                  .payload = &s.output.payload,
+                  .loss = s.output.loss,
+                  .units = s.units,
+                  .compute_time = s.duration,
+                  .versions = s.output.versions};
+      master.on_reply(reply, *this);
+    }
+  }
+
+  int num_workers() const override { return static_cast<int>(state_.size()); }
+  double now() const override { return now_; }
+  void assign(int worker, const Job& job, const Vec& x) override {
+    State& s = state_[worker];
+    ASSERT_FALSE(s.busy);
+    s.busy = true;
+    s.job = job;
+    s.x = x;
+    s.units = (*workers_)[worker]->units(job);
+    s.duration = timing_.compute_time(worker, s.units, job.tag, s.rng).total();
+    s.finish = now_ + s.duration;
+    s.sequence = sequence_++;
+  }
+  bool busy(int worker) const override { return state_[worker].busy; }
+  bool can_cancel() const override { return true; }
+  void cancel(int worker) override { state_[worker].busy = false; }
+
+ private:
+  struct State {
+    explicit State(Rng r) : rng(r) {}
+    Rng rng;
+    bool busy = false;
+    Job job;
+    Vec x;
+    double units = 0, duration = 0, finish = 0;
+    uint64_t sequence = 0;
+    WorkerOutput output;
+  };
+  const TimingModel& timing_;
+  std::vector<State> state_;
+  std::vector<std::unique_ptr<Worker>>* workers_ = nullptr;
+  double now_ = 0;
+  uint64_t sequence_ = 0;
+};
+
+class TrajectoryMonitor : public Monitor {
+ public:
+  explicit TrajectoryMonitor(int64_t steps) : steps_(steps) {}
+  bool on_update(const UpdateRecord& record, const Vec& x) override {
+    records.push_back(record);
+    trajectory.push_back(x);
+    return record.step < steps_;
+  }
+  std::vector<UpdateRecord> records;
+  std::vector<Vec> trajectory;
+
+ private:
+  int64_t steps_;
+};
+
+// Least squares with `rows` samples over n contiguous partitions.
+std::shared_ptr<const Objective> least_squares(int n, int rows, int features, int batch) {
+  Rng rng(3, "test-data");
+  SyntheticOptions o;
+  o.samples = rows;
+  o.features = features;
+  o.noise = 0.5;
+  o.condition_number = 10;
+  Dataset data = make_least_squares(o, rng);
+  return std::make_shared<Objective>(make_least_squares_model(features, 0.0), data,
+                                     partition_contiguous(rows, n), batch);
+}
+
+std::unique_ptr<TimingModel> timing(const std::string& toml, int n, uint64_t seed = 5) {
+  return make_timing_model(Config::parse(toml, "timing.toml"), n, seed);
+}
+
+struct RunResult {
+  std::vector<Vec> trajectory;
+  std::vector<UpdateRecord> records;
+  nlohmann::json summary;
+};
+
+RunResult run_method(const std::string& method_toml, std::shared_ptr<const Objective> objective,
+                     const TimingModel& timing, int64_t steps, double lr, uint64_t seed = 1) {
+  Config config = Config::parse(method_toml, "method.toml");
+  MethodSetup setup{objective, &timing, timing.num_workers(), seed};
+  std::unique_ptr<Method> method = make_method(config, setup);
+  EXPECT_TRUE(method->synchronous());
+  TrajectoryMonitor monitor(steps);
+  OptimizerOptions options;
+  options.lr = lr;
+  Trainer trainer(Vec::Zero(objective->dim()), Optimizer(options), monitor);
+  std::unique_ptr<TrainingMaster> master = method->make_master(trainer);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < timing.num_workers(); ++i) workers.push_back(method->make_worker(i));
+  FakeCluster cluster(timing, seed);
+  cluster.run(*master, workers);
+  RunResult result{monitor.trajectory, monitor.records, {}};
+  master->summarize(result.summary);
+  return result;
+}
+
+// Plain gradient descent on F = (1/n) Σ_p f_p from x = 0.
+std::vector<Vec> gradient_descent(const Objective& objective, int64_t steps, double lr) {
+  auto scratch = objective.make_scratch();
+  Vec x = Vec::Zero(objective.dim()), g;
+  std::vector<Vec> trajectory;
+  for (int64_t t = 0; t < steps; ++t) {
+    objective.full_gradient(x, g, *scratch);
+    x -= lr * g;
+    trajectory.push_back(x);
+  }
+  return trajectory;
+}
+
+void expect_same_trajectory(const std::vector<Vec>& actual, const std::vector<Vec>& expected,
+                            double tolerance, const std::string& label) {
+  ASSERT_EQ(actual.size(), expected.size()) << label;
+  for (size_t t = 0; t < actual.size(); ++t) {
+    const double scale = std::max(1.0, expected[t].norm());
+    ASSERT_LE((actual[t] - expected[t]).norm() / scale, tolerance) << label << " step " << t;
+  }
+}
+
+std::string method_toml(const std::string& name, int s, const std::string& extra = "") {
+  return "[method]\nname = \"" + name + "\"\ns = " + std::to_string(s) + "\n" + extra;
+}
+
+// ---- exact schemes reproduce gradient descent ----
+
+TEST(ExactCodedMethods, FollowGradientDescentWhateverTheStragglers) {
+  const int n = 12;
+  const int64_t steps = 30;
+  const double lr = 0.05;
+  auto objective = least_squares(n, 240, 6, /*batch=*/0);
+  const std::vector<Vec> reference = gradient_descent(*objective, steps, lr);
+  const std::string timings[] = {
+      "[timing]\nmodel = \"exponential\"\n",
+      "[timing]\nmodel = \"random_stragglers\"\nq = 0.3\ndelay_mean = 2.0\n",
+  };
+  for (const std::string& t : timings) {
+    auto model = timing(t, n);
+    expect_same_trajectory(
+        run_method("[method]\nname = \"dgd\"\n", objective, *model, steps, lr).trajectory,
+        reference, 1e-9, "dgd " + t);
+    for (int s : {1, 2, 3}) {
+      for (const char* name : {"gc-fr", "gc-cr", "is-gc-fr"}) {
+        RunResult r = run_method(method_toml(name, s), objective, *model, steps, lr);
+        expect_same_trajectory(r.trajectory, reference, 1e-9,
+                               std::string(name) + " s=" + std::to_string(s) + " " + t);
+        if (std::string(name) == "gc-cr") {
+          // The stragglers varied: many responder sets, each decoded exactly.
+          EXPECT_GT(r.summary["decode"]["responder_sets_decoded"].get<int64_t>(), 5);
+        }
+      }
+    }
+  }
+}
+
+TEST(ExactCodedMethods, CancelPolicyStillFollowsGradientDescent) {
+  const int n = 6;
+  auto objective = least_squares(n, 120, 4, 0);
+  auto model = timing("[timing]\nmodel = \"exponential\"\n", n);
+  const std::vector<Vec> reference = gradient_descent(*objective, 20, 0.05);
+  for (const char* name : {"gc-fr", "gc-cr"}) {
+    RunResult r = run_method(method_toml(name, 1, "straggler_policy = \"cancel\"\n"), objective,
+                             *model, 20, 0.05);
+    expect_same_trajectory(r.trajectory, reference, 1e-9, name);
+  }
+}
+
+TEST(GcFr, ClosesOnOneMessagePerGroup) {
+  const int n = 6;  // s = 1: groups {0,1}, {2,3}, {4,5}
+  auto objective = least_squares(n, 60, 3, 0);
+  // Worker 0 is the fastest, 1 the slowest of group 0; group 2's first is worker 4 (τ = 3).
+  auto model = timing("[timing]\nmodel = \"fixed\"\ntau = [1.0, 9.0, 2.0, 2.5, 3.0, 8.0]\n", n);
+  RunResult r = run_method(method_toml("gc-fr", 1), objective, *model, 5, 0.05);
+  // c = 2 units of τ = 3 for worker 4: the first step closes at 6 s with 3 responders.
+  EXPECT_DOUBLE_EQ(r.records[0].time, 6.0);
+  for (const UpdateRecord& record : r.records) EXPECT_EQ(record.responders, 3);
+  EXPECT_EQ(r.summary["decode"]["rule"], "first_per_group");
+  EXPECT_EQ(r.summary["decode"]["groups"], 3);
+  std::vector<int64_t> not_used = r.summary["steps_not_used_per_worker"];
+  EXPECT_EQ(not_used, (std::vector<int64_t>{0, 5, 0, 5, 0, 5}));
+}
+
+TEST(GcCr, SummaryReportsTheEncodingAndTheDecode) {
+  const int n = 12;
+  auto objective = least_squares(n, 120, 3, 0);
+  auto model = timing("[timing]\nmodel = \"exponential\"\n", n);
+  RunResult r = run_method(method_toml("gc-cr", 3), objective, *model, 20, 0.05);
+  const nlohmann::json& d = r.summary["decode"];
+  EXPECT_EQ(d["decoder"], "exact");
+  EXPECT_EQ(r.summary["s"], 3);
+  EXPECT_EQ(r.summary["c"], 4);
+  const nlohmann::json& e = d["encoding"];
+  EXPECT_TRUE(e["exhaustive"].get<bool>());
+  EXPECT_EQ(e["responder_sets_evaluated"], 220);
+  EXPECT_EQ(e["trials"], 20);
+  EXPECT_LE(e["worst_max_abs_a"].get<double>(), e["worst_max_abs_a_best_of_trials"].get<double>());
+  EXPECT_LE(e["worst_max_abs_a_best_of_trials"].get<double>(),
+            e["worst_max_abs_a_single_draw"].get<double>());
+  EXPECT_LE(d["max_abs_a_observed"].get<double>(), e["worst_max_abs_a"].get<double>() * 1.000001);
+  EXPECT_GT(d["max_abs_a_observed"].get<double>(), 0.0);
+  EXPECT_LT(d["max_decode_residual_observed"].get<double>(), 1e-9);
+  EXPECT_GE(d["responder_sets_decoded"].get<int64_t>(), 1);
+  for (const UpdateRecord& record : r.records) EXPECT_EQ(record.responders, n - 3);
+}
+
+// ---- IS-GC ----
+
+TEST(IsGc, CyclicStepIsTheMeanOfTheCoveredPartitions) {
+  const int n = 7, s = 2;  // c = 3: at most 2 disjoint windows, covering 6 of the 7 partitions
+  auto objective = least_squares(n, 70, 3, 0);
+  auto model = timing("[timing]\nmodel = \"fixed\"\ntau = [1, 2, 3, 7, 4, 5, 6]\n", n);
+  const double lr = 0.1;
+  RunResult r = run_method(method_toml("is-gc-cr", s), objective, *model, 1, lr);
+  // Fastest n − s = 5: workers 0, 1, 2, 4, 5.
+  Placement cr(PlacementKind::kCyclic, n, s);
+  const std::vector<int> arrivals = {0, 1, 2, 4, 5};
+  const std::vector<int> chosen = select_disjoint(cr, arrivals);
+  ASSERT_EQ(chosen.size(), 2u);
+  auto scratch = objective->make_scratch();
+  Vec x0 = Vec::Zero(objective->dim()), g, sum = Vec::Zero(objective->dim());
+  for (int i : chosen) {
+    for (int p : cr.partitions(i)) {
+      objective->full_partition_gradient(p, x0, g, *scratch);
+      sum += g;
+    }
+  }
+  const Vec expected = x0 - lr * sum / 6.0;
+  EXPECT_LE((r.trajectory[0] - expected).norm(), 1e-12 * std::max(1.0, expected.norm()));
+  EXPECT_EQ(r.records[0].responders, 2);
+  EXPECT_EQ(r.summary["decode"]["chosen_workers_histogram"]["2"], 1);
+}
+
+TEST(IsGc, FractionalChoosesOneWorkerPerGroup) {
+  const int n = 12;
+  auto objective = least_squares(n, 120, 3, 0);
+  auto model = timing("[timing]\nmodel = \"exponential\"\n", n);
+  for (int s : {1, 2, 3}) {
+    RunResult r = run_method(method_toml("is-gc-fr", s), objective, *model, 15, 0.05);
+    // s missing workers cannot silence a group of s + 1, so J always has one worker per group.
+    for (const UpdateRecord& record : r.records) EXPECT_EQ(record.responders, n / (s + 1));
+    EXPECT_DOUBLE_EQ(r.summary["decode"]["partitions_covered_mean"].get<double>(), n);
+  }
+}
+
+// ---- PGC: the pipeline, driven step by step ----
+
+// Drives every worker of `method_toml` through steps 0..steps−1 at random models and checks the
+// pipeline's definition: c units at the warm-up and one afterwards, one fresh gradient per step,
+// ages 0..s, and payload = Σ_k B_ik g_{S_i[k]}(x_{version k}). Returns, per step, how many times
+// each partition was evaluated across the cluster.
+std::vector<std::vector<int>> drive_pipeline(const std::string& method_toml, int n, int s,
+                                             int steps) {
+  auto objective = least_squares(n, 10 * n, 3, 0);
+  MethodSetup setup{objective, nullptr, n, 1};
+  std::unique_ptr<Method> method = make_method(Config::parse(method_toml, "m.toml"), setup);
+  Rng rng(9, "test-models");
+  std::vector<Vec> models;
+  for (int t = 0; t < steps; ++t) {
+    Vec x(objective->dim());
+    for (Eigen::Index j = 0; j < x.size(); ++j) x[j] = rng.normal();
+    models.push_back(x);
+  }
+  auto scratch = objective->make_scratch();
+  std::vector<std::vector<int>> evaluations(steps, std::vector<int>(n, 0));
+  const int c = s + 1;
+  for (int i = 0; i < n; ++i) {
+    std::unique_ptr<Worker> worker = method->make_worker(i);
+    auto* pipeline = dynamic_cast<PipelineWorker*>(worker.get());
+    EXPECT_NE(pipeline, nullptr);
+    if (!pipeline) return evaluations;
+    std::vector<int64_t> previous;
+    WorkerOutput out;
+    for (int t = 0; t < steps; ++t) {
+      const Job job{t};
+      EXPECT_EQ(worker->units(job), t == 0 ? c : 1) << "worker " << i << " step " << t;
+      worker->compute(job, models[t], out);
+      EXPECT_EQ(static_cast<int>(out.versions.size()), c);
+      if (static_cast<int>(out.versions.size()) != c) return evaluations;
+      int fresh = 0;
+      Vec expected = Vec::Zero(objective->dim()), g;
+      for (int k = 0; k < c; ++k) {
+        const int64_t age = t - out.versions[k];
+        EXPECT_GE(age, 0);
+        EXPECT_LE(age, s) << "worker " << i << " step " << t;
+        if (out.versions[k] == t) {
+          ++fresh;
+          ++evaluations[t][pipeline->cache().partition(k)];
+        } else {
+          EXPECT_EQ(out.versions[k], previous[k]);  // untouched slots keep their version
+        }
+        objective->full_partition_gradient(pipeline->cache().partition(k), models[out.versions[k]],
+                                           g, *scratch);
+        expected += g;
+      }
+      EXPECT_EQ(fresh, t == 0 ? c : 1);
+      if (method_toml.find("exact") == std::string::npos) {
+        EXPECT_LE((out.payload - expected).norm(), 1e-12 * std::max(1.0, expected.norm()));
+      }
+      previous = out.versions;
+    }
+  }
+  return evaluations;
+}
+
+TEST(Pgc, CyclicEvaluatesEveryPartitionOncePerStepAfterWarmUp) {
+  for (int s : {1, 2, 3}) {
+    std::vector<std::vector<int>> evaluations = drive_pipeline(method_toml("pgc-cr", s), 12, s, 9);
+    for (size_t t = 1; t < evaluations.size(); ++t) {
+      for (int p = 0; p < 12; ++p) EXPECT_EQ(evaluations[t][p], 1) << "s=" << s << " t=" << t;
+    }
+    for (int p = 0; p < 12; ++p) EXPECT_EQ(evaluations[0][p], s + 1);  // the warm-up
+  }
+}
+
+TEST(Pgc, StaggeredFractionalGroupsEvaluateEachPartitionOncePerStep) {
+  for (int s : {1, 2, 3}) {
+    std::vector<std::vector<int>> evaluations = drive_pipeline(method_toml("pgc-fr", s), 12, s, 9);
+    for (size_t t = 1; t < evaluations.size(); ++t) {
+      for (int p = 0; p < 12; ++p) EXPECT_EQ(evaluations[t][p], 1);
+    }
+  }
+}
+
+TEST(Pgc, LockstepFractionalGroupsRefreshTheSamePartition) {
+  std::vector<std::vector<int>> evaluations =
+      drive_pipeline(method_toml("pgc-fr", 2, "stagger = false\n"), 12, 2, 6);
+  for (int t = 1; t < static_cast<int>(evaluations.size()); ++t) {
+    for (int p = 0; p < 12; ++p) EXPECT_EQ(evaluations[t][p], p % 3 == t % 3 ? 3 : 0);
+  }
+}
+
+TEST(Pgc, ExactDecoderWorkersStillRefreshOnePartitionPerStep) {
+  drive_pipeline(method_toml("pgc-cr", 2, "decoder = \"exact\"\ncode_trials = 2\n"), 12, 2, 6);
+}
+
+// ---- PGC: full runs ----
+
+TEST(Pgc, FirstStepIsExactOrRelaxedGradient) {
+  const int n = 12, s = 2;
+  const double lr = 0.1;
+  auto objective = least_squares(n, 120, 3, 0);
+  // Distinct speeds: the fastest n − s responders are workers 0..9.
+  std::string taus = "[";
+  for (int i = 0; i < n; ++i) taus += std::to_string(1.0 + i) + (i + 1 < n ? ", " : "]");
+  auto model = timing("[timing]\nmodel = \"fixed\"\ntau = " + taus + "\n", n);
+  const std::vector<Vec> gd = gradient_descent(*objective, 1, lr);
+  // After the warm-up every cache is fresh at x_0: exact decoders give the exact gradient.
+  for (const std::string& toml :
+       {method_toml("pgc-fr", s), method_toml("pgc-fr", s, "group_average = true\n"),
+        method_toml("pgc-cr", s, "decoder = \"exact\"\n")}) {
+    RunResult r = run_method(toml, objective, *model, 1, lr);
+    expect_same_trajectory(r.trajectory, gd, 1e-9, toml);
+  }
+  // Relaxed: ĝ_0 = (1/n) Σ_p μ h_p(F) g_p(x_0) with F = {0..9}.
+  RunResult r = run_method(method_toml("pgc-cr", s), objective, *model, 1, lr);
+  Placement cr(PlacementKind::kCyclic, n, s);
+  std::vector<bool> f(n, true);
+  f[10] = f[11] = false;
+  const std::vector<double> coefficient = relaxed_partition_coefficients(cr, f);
+  auto scratch = objective->make_scratch();
+  Vec x0 = Vec::Zero(objective->dim()), g, direction = Vec::Zero(objective->dim());
+  for (int p = 0; p < n; ++p) {
+    objective->full_partition_gradient(p, x0, g, *scratch);
+    direction += coefficient[p] * g / n;
+  }
+  const Vec expected = x0 - lr * direction;
+  EXPECT_LE((r.trajectory[0] - expected).norm(), 1e-12 * std::max(1.0, expected.norm()));
+  EXPECT_DOUBLE_EQ(r.summary["decode"]["mu"].get<double>(), relaxed_mu(n, s));
+  EXPECT_DOUBLE_EQ(r.summary["decode"]["partition_coefficient_max_observed"].get<double>(),
+                   12.0 / 10.0);
+}
+
+TEST(Pgc, StalenessStaysWithinSWhenEveryWorkerAnswersEveryStep) {
+  const int n = 12;
+  auto objective = least_squares(n, 120, 3, 0);
+  auto model = timing("[timing]\nmodel = \"fixed\"\n", n);
+  for (int s : {1, 2, 3}) {
+    for (const char* name : {"pgc-cr", "pgc-fr"}) {
+      RunResult r = run_method(method_toml(name, s), objective, *model, 20, 0.05);
+      int64_t counted = 0;
+      for (const auto& [age, count] : r.summary["staleness_histogram"].items()) {
+        EXPECT_LE(std::stoi(age), s) << name << " s=" << s;
+        counted += count.get<int64_t>();
+      }
+      EXPECT_GT(counted, 0);
+      // Every histogram age 0..s occurs once the pipeline runs.
+      EXPECT_EQ(r.summary["staleness_histogram"].size(), static_cast<size_t>(s + 1));
+    }
+  }
+}
+
+TEST(Pgc, CostsOneUnitPerWorkerPerStepAfterWarmUp) {
+  const int n = 12, s = 3;
+  auto objective = least_squares(n, 120, 3, 0);
+  auto model = timing("[timing]\nmodel = \"fixed\"\n", n);
+  const int64_t steps = 10;
+  // Equal speeds, so every worker finishes every job: n·c warm-up units, then n per step (the
+  // last step's stragglers included). GC costs c per worker per step.
+  RunResult pgc = run_method(method_toml("pgc-cr", s), objective, *model, steps, 0.05);
+  EXPECT_DOUBLE_EQ(pgc.records.back().work_units, n * (s + 1) + n * (steps - 1) - s);
+  RunResult gc = run_method(method_toml("gc-cr", s), objective, *model, steps, 0.05);
+  EXPECT_DOUBLE_EQ(gc.records.back().work_units, (n * steps - s) * (s + 1.0));
+}
+
+TEST(Pgc, RunsAreDeterministicWithMinibatches) {
+  const int n = 6;
+  auto objective = least_squares(n, 120, 3, /*batch=*/4);
+  auto model = timing("[timing]\nmodel = \"random_stragglers\"\nk = 1\n", n);
+  for (const char* name : {"pgc-cr", "pgc-fr", "gc-cr", "is-gc-cr"}) {
+    RunResult a = run_method(method_toml(name, 1), objective, *model, 25, 0.05, 4);
+    RunResult b = run_method(method_toml(name, 1), objective, *model, 25, 0.05, 4);
+    ASSERT_EQ(a.trajectory.size(), b.trajectory.size());
+    for (size_t t = 0; t < a.trajectory.size(); ++t) {
+      ASSERT_EQ(a.trajectory[t], b.trajectory[t]) << name << " step " << t;
+    }
+  }
+}
+
+// ---- configuration errors ----
+
+std::string error_of(const std::string& toml, int workers) {
+  auto objective = least_squares(workers, 10 * workers, 2, 0);
+  MethodSetup setup{objective, nullptr, workers, 1};
+  try {
+    make_method(Config::parse(toml, "bad.toml"), setup);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CodedMethods, RefuseImpossibleParametersNamingTheKey) {
+  std::string e = error_of(method_toml("gc-fr", 2), 10);
+  EXPECT_NE(e.find("method.s"), std::string::npos) << e;
+  EXPECT_NE(e.find("0, 1, 4, 9"), std::string::npos) << e;
+  e = error_of("[method]\nname = \"pgc-fr\"\n", 9);  // default s = 1
+  EXPECT_NE(e.find("0, 2, 8"), std::string::npos) << e;
+  EXPECT_NE(e.find("defaults to 1"), std::string::npos) << e;
+  for (const char* name : {"gc-cr", "is-gc-cr", "pgc-cr", "gc-fr", "is-gc-fr", "pgc-fr"}) {
+    e = error_of(method_toml(name, 6), 6);  // s >= n, i.e. c > n
+    EXPECT_NE(e.find("method.s"), std::string::npos) << name << ": " << e;
+    EXPECT_NE(e.find("s < workers"), std::string::npos) << e;
+    e = error_of(method_toml(name, -1), 6);
+    EXPECT_NE(e.find("method.s"), std::string::npos) << name << ": " << e;
+  }
+  e = error_of(method_toml("pgc-cr", 1, "decoder = \"magic\"\n"), 6);
+  EXPECT_NE(e.find("method.decoder"), std::string::npos) << e;
+  e = error_of(method_toml("gc-cr", 1, "code_trials = 0\n"), 6);
+  EXPECT_NE(e.find("method.code_trials"), std::string::npos) << e;
+  e = error_of(method_toml("gc-cr", 1, "code_refine = -1\n"), 6);
+  EXPECT_NE(e.find("method.code_refine"), std::string::npos) << e;
+  e = error_of(method_toml("pgc-fr", 1, "stagger = 3\n"), 6);
+  EXPECT_NE(e.find("method.stagger"), std::string::npos) << e;
+  EXPECT_EQ(error_of(method_toml("gc-fr", 4), 10), "");
+}
+
+TEST(CodedMethods, AreRegistered) {
+  std::vector<std::string> names = method_names();
+  for (const char* name : {"gc-fr", "gc-cr", "is-gc-fr", "is-gc-cr", "pgc-fr", "pgc-cr"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace pacer
