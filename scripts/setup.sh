@@ -33,7 +33,8 @@ fi
 
 torch_flag=ON
 [ "${PACER_NO_TORCH:-0}" = 1 ] && torch_flag=OFF
-if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+cached_flag=$(grep -s '^PACER_WITH_TORCH:' "$build_dir/CMakeCache.txt" | cut -d= -f2 || true)
+if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$cached_flag" != "$torch_flag" ]; then
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPACER_WITH_TORCH=$torch_flag >&2
 fi
 cmake --build "$build_dir" -j "$jobs" >&2

@@ -177,7 +177,7 @@ int64_t Config::get_int(std::string_view key, int64_t fallback) const {
   }
   if (auto v = node->value_exact<int64_t>()) return *v;
   if (auto d = node->value_exact<double>()) {
-    if (std::floor(*d) == *d && std::isfinite(*d)) return static_cast<int64_t>(*d);
+    if (std::floor(*d) == *d && std::abs(*d) < 0x1p63) return static_cast<int64_t>(*d);
   }
   fail_key(key, "an integer");
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/experiment/experiment.h"
+#include "pacer/experiment/plot.h"
 
 namespace pacer {
 namespace {
@@ -27,10 +29,24 @@ Config config_for(const Config& base, const std::string& spec) {
     }
     // "k=2" sets method.k; a dotted key ("optimizer.lr=0.01") is set as written.
     const std::string key = assignment.substr(0, assignment.find('='));
+    // The data, partitions and model are shared by every method of a comparison.
+    for (const char* shared : {"workers", "seed", "data.", "partition.", "model.", "training."}) {
+      if (key.rfind(shared, 0) == 0) {
+        fail("--methods: '{}' in '{}': {} is shared by every compared method; set it in the "
+             "config or with --set",
+             assignment, spec, key);
+      }
+    }
     config.set(key.find('.') == std::string::npos ? "method." + assignment : assignment);
     colon = next;
   }
   return config;
+}
+
+// The folder of a spec's runs: the spec itself, with any '/' replaced.
+std::string run_folder(std::string spec) {
+  std::replace(spec.begin(), spec.end(), '/', '_');
+  return spec;
 }
 
 struct Stat {
@@ -130,14 +146,13 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
       run.reject_unknown_keys = false;
       run.label = fmt::format("{} seed {}", row.spec, seed);
       if (!options.out_dir.empty()) {
-        run.out_dir = fmt::format("{}/{}/seed{}", options.out_dir, row.spec, seed);
+        run.out_dir = fmt::format("{}/{}/seed{}", options.out_dir, run_folder(row.spec), seed);
       }
       ++row.runs;
       RunOutcome outcome;
       try {
         outcome = run_experiment(c, run);
-      } catch (const Error& e) {
-        if (std::string(e.what()).find("diverged") == std::string::npos) throw;
+      } catch (const DivergedError& e) {
         log_warning("{}", e.what());
         ++row.diverged;
         continue;
@@ -185,6 +200,12 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     make_directories(options.out_dir);
     write_file_atomic(options.out_dir + "/compare.md", result.markdown);
     write_file_atomic(options.out_dir + "/compare.csv", result.csv);
+    std::vector<PlotSeries> series;
+    for (const Row& r : rows) {
+      series.push_back({r.spec, fmt::format("{}/seed{}/log.csv", run_folder(r.spec), first_seed)});
+    }
+    write_loss_plot(options.out_dir, "compare",
+                    fmt::format("{} (seed {})", config.source(), first_seed), series);
   }
   return result;
 }

@@ -11,6 +11,7 @@
 #include "pacer/data/partition.h"
 #include "pacer/data/source.h"
 #include "pacer/engine/sim/simulator.h"
+#include "pacer/experiment/plot.h"
 #include "pacer/experiment/recorder.h"
 #include "pacer/method/method.h"
 #include "pacer/model/factory.h"
@@ -61,7 +62,12 @@ void write_outputs(const std::string& dir, const Config& config, const std::stri
     write_file_atomic(dir + "/model.bin",
                       std::string_view(reinterpret_cast<const char*>(model->data()),
                                        sizeof(double) * static_cast<size_t>(model->size())));
+  } else {
+    std::remove((dir + "/model.bin").c_str());  // a stale model of an earlier run would mislead
   }
+  const std::string method = summary.value("method", std::string("run"));
+  write_loss_plot(dir, "loss", fmt::format("{} (seed {})", method, summary.value("seed", 0)),
+                  {PlotSeries{method, "log.csv"}});
 }
 
 }  // namespace
@@ -91,7 +97,9 @@ Problem build_problem(const Config& config, uint64_t seed) {
   Partition partition =
       make_partition(scheme, problem.data.train, problem.workers, alpha, partition_rng);
   int64_t batch = config.get_int("training.batch", 0);
-  if (batch < 0) config.fail_key("training.batch", "an integer >= 0 (0 = whole partition)");
+  if (batch < 0 || batch > std::numeric_limits<int>::max()) {
+    config.fail_key("training.batch", "an integer >= 0 (0 = whole partition)");
+  }
 #ifdef PACER_HAVE_TORCH
   register_torch_models();  // once per process (idempotent)
 #endif
@@ -307,11 +315,11 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
     return RunOutcome{"interrupted", std::move(summary)};
   }
   if (recorder.status() == "diverged") {
-    fail(
+    throw DivergedError(fmt::format(
         "training diverged at step {}: the loss or the model became non-finite (try a smaller "
         "optimizer.lr){}",
         summary["steps"].get<int64_t>(),
-        options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir);
+        options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir));
   }
   return RunOutcome{recorder.status(), std::move(summary)};
 }

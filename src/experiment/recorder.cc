@@ -50,6 +50,11 @@ StopRules read_stop_rules(const Config& config) {
   if (r.hold <= 0) config.fail_key("target.hold", "a positive integer");
   r.target_on_full_loss = config.get_choice("target.on", "train", {"train", "full"}) == "full";
   r.stop_at_targets = config.get_bool("target.stop", true);
+  if (r.target_on_full_loss && !r.targets.empty() && r.eval_every == 0) {
+    config.fail_key("eval_every",
+                    "a positive integer when target.on = \"full\" (the full loss is checked at "
+                    "each evaluation, and target.hold counts evaluations)");
+  }
   return r;
 }
 

@@ -148,8 +148,20 @@ void GradientTable::mean_of_means(Vec& out) const {
 // ---------------------------------------------------------------------------------------------
 // RoundMaster
 
-RoundMaster::RoundMaster(Trainer& trainer, int workers, int64_t dim)
-    : AsyncMaster(trainer, workers), table_(workers, dim), direction_(Vec::Zero(dim)) {}
+RoundMaster::RoundMaster(Trainer& trainer, int workers, int64_t dim, bool cancel_busy)
+    : AsyncMaster(trainer, workers),
+      table_(workers, dim),
+      direction_(Vec::Zero(dim)),
+      cancel_busy_(cancel_busy) {}
+
+void RoundMaster::start(Cluster& cluster) {
+  if (cancel_busy_ && !cluster.can_cancel()) {
+    fail(
+        "method.restart: 'cancel' needs an engine that can cancel jobs; use "
+        "method.restart = \"discard\" with this engine");
+  }
+  AsyncMaster::start(cluster);
+}
 
 void RoundMaster::on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) {
   const int w = reply.worker;
@@ -168,7 +180,7 @@ void RoundMaster::on_gradient(const Reply& reply, int64_t delay, Cluster& cluste
   table_.clear();
   if (trainer_.finished()) return;
   // Restart every worker at x_{k+1}. The replying worker is idle and gets it from on_reply.
-  if (!cluster.can_cancel()) return;
+  if (!cancel_busy_) return;
   for (int i = 0; i < workers(); ++i) {
     if (cluster.busy(i)) restart(i, cluster);
   }
@@ -193,6 +205,10 @@ AsyncMethod::AsyncMethod(const Config& config, const MethodSetup& setup) : setup
 
 std::unique_ptr<Worker> AsyncMethod::make_worker(int worker) const {
   return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+}
+
+bool read_round_restart_cancels(const Config& config) {
+  return config.get_choice("method.restart", "cancel", {"cancel", "discard"}) == "cancel";
 }
 
 double read_round_size(const Config& config, int workers) {

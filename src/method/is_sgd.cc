@@ -39,8 +39,9 @@ class IsSgd : public Method {
  public:
   IsSgd(const Config& config, const MethodSetup& setup)
       : setup_(setup), policy_(read_straggler_policy(config)) {
-    ignored_ = static_cast<int>(config.get_int("method.k", 1));
-    if (ignored_ < 0 || ignored_ >= setup.workers) {
+    const int64_t k = config.get_int("method.k", 1);
+    ignored_ = static_cast<int>(k);
+    if (k < 0 || k >= setup.workers) {
       config.fail_key("method.k",
                       fmt::format("0 <= k < workers ({}): the number of stragglers ignored",
                                   setup.workers));

@@ -20,8 +20,8 @@ namespace {
 
 class MaleniaMaster : public RoundMaster {
  public:
-  MaleniaMaster(Trainer& trainer, int workers, int64_t dim, double batch)
-      : RoundMaster(trainer, workers, dim), batch_(batch) {}
+  MaleniaMaster(Trainer& trainer, int workers, int64_t dim, double batch, bool cancel_busy)
+      : RoundMaster(trainer, workers, dim, cancel_busy), batch_(batch) {}
 
  protected:
   bool round_complete(const GradientTable& table) const override {
@@ -41,14 +41,17 @@ class MaleniaMaster : public RoundMaster {
 class Malenia : public AsyncMethod {
  public:
   Malenia(const Config& config, const MethodSetup& setup)
-      : AsyncMethod(config, setup), batch_(read_round_size(config, setup.workers)) {}
+      : AsyncMethod(config, setup),
+        batch_(read_round_size(config, setup.workers)),
+        cancel_busy_(read_round_restart_cancels(config)) {}
   std::string name() const override { return "malenia"; }
   std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
-    return std::make_unique<MaleniaMaster>(trainer, workers(), dim(), batch_);
+    return std::make_unique<MaleniaMaster>(trainer, workers(), dim(), batch_, cancel_busy_);
   }
 
  private:
   double batch_;
+  bool cancel_busy_;
 };
 
 }  // namespace

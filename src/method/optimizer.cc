@@ -49,17 +49,20 @@ double Optimizer::learning_rate(int64_t step) const {
 }
 
 double Optimizer::apply(Vec& x, const Vec& direction, int64_t step, double scale) {
-  const double eta = learning_rate(step) * scale;
+  const double eta = learning_rate(step);
   if (options_.momentum == 0 && options_.weight_decay == 0) {
-    x.noalias() -= eta * direction;
-    return eta;
+    x.noalias() -= (eta * scale) * direction;
+    return eta * scale;
   }
+  // The per-update scale weighs only this update's direction, so an asynchronous method's
+  // per-arrival stepsize (Rescaled ASGD's γ_i) is not applied to other workers' gradients that
+  // linger in the velocity.
   if (velocity_.size() != x.size()) velocity_ = Vec::Zero(x.size());
   velocity_ *= options_.momentum;
-  velocity_ += direction;
-  if (options_.weight_decay != 0) velocity_ += options_.weight_decay * x;
+  velocity_ += scale * direction;
+  if (options_.weight_decay != 0) velocity_ += (scale * options_.weight_decay) * x;
   x.noalias() -= eta * velocity_;
-  return eta;
+  return eta * scale;
 }
 
 }  // namespace pacer

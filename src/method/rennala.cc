@@ -18,8 +18,8 @@ namespace {
 
 class RennalaMaster : public RoundMaster {
  public:
-  RennalaMaster(Trainer& trainer, int workers, int64_t dim, double batch)
-      : RoundMaster(trainer, workers, dim), batch_(batch) {}
+  RennalaMaster(Trainer& trainer, int workers, int64_t dim, double batch, bool cancel_busy)
+      : RoundMaster(trainer, workers, dim, cancel_busy), batch_(batch) {}
 
  protected:
   bool round_complete(const GradientTable& table) const override {
@@ -38,14 +38,17 @@ class RennalaMaster : public RoundMaster {
 class Rennala : public AsyncMethod {
  public:
   Rennala(const Config& config, const MethodSetup& setup)
-      : AsyncMethod(config, setup), batch_(read_round_size(config, setup.workers)) {}
+      : AsyncMethod(config, setup),
+        batch_(read_round_size(config, setup.workers)),
+        cancel_busy_(read_round_restart_cancels(config)) {}
   std::string name() const override { return "rennala"; }
   std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
-    return std::make_unique<RennalaMaster>(trainer, workers(), dim(), batch_);
+    return std::make_unique<RennalaMaster>(trainer, workers(), dim(), batch_, cancel_busy_);
   }
 
  private:
   double batch_;
+  bool cancel_busy_;
 };
 
 }  // namespace

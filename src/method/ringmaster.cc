@@ -39,7 +39,7 @@ class RingmasterMaster : public AsyncMaster {
   void start(Cluster& cluster) override {
     if (stop_ && !cluster.can_cancel()) {
       fail(
-          "method.variant: 'stop' needs an engine that can cancel jobs (the simulator); use "
+          "method.variant: 'stop' needs an engine that can cancel jobs; use "
           "'discard' with this engine");
     }
     AsyncMaster::start(cluster);

@@ -21,7 +21,8 @@ SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPoli
       arrived_(workers, false),
       assigned_step_(workers, -1),
       direction_(Vec::Zero(dim)),
-      straggled_(workers, 0) {
+      straggled_(workers, 0),
+      late_(workers, 0) {
   arrival_order_.reserve(workers);
   used_.reserve(workers);
 }
@@ -29,8 +30,8 @@ SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPoli
 void SyncMaster::start(Cluster& cluster) {
   if (policy_ == StragglerPolicy::kCancel && !cluster.can_cancel()) {
     fail(
-        "method.straggler_policy: 'cancel' needs an engine that can cancel jobs (the simulator); "
-        "use 'finish' with this engine");
+        "method.straggler_policy: 'cancel' needs an engine that can cancel jobs; use 'finish' "
+        "with this engine");
   }
   for (int i = 0; i < workers_; ++i) assign_current(i, cluster);
 }
@@ -82,6 +83,7 @@ void SyncMaster::close_step(Cluster& cluster) {
   record.staleness = ages ? static_cast<double>(age_sum) / static_cast<double>(ages) : 0.0;
   for (int w = 0; w < workers_; ++w) {
     if (!used_mask[w]) ++straggled_[w];
+    if (!arrived_[w]) ++late_[w];
   }
 
   trainer_.apply(direction_, record);
@@ -106,6 +108,9 @@ void SyncMaster::summarize(nlohmann::json& out) const {
   out["straggler_policy"] = policy_ == StragglerPolicy::kCancel ? "cancel" : "finish";
   out["late_replies"] = late_replies_;
   out["cancelled_jobs"] = cancelled_jobs_;
+  // A straggler is late: the step closed before its message arrived. A message can also arrive in
+  // time and not be used (not the first of its FR group, overlapping in IS-GC).
+  out["steps_late_per_worker"] = late_;
   out["steps_not_used_per_worker"] = straggled_;
   nlohmann::json histogram = nlohmann::json::object();
   for (const auto& [age, count] : staleness_histogram_) histogram[std::to_string(age)] = count;

@@ -47,6 +47,7 @@ TEST(Cli, GoodConfigRunsAndWritesOutputs) {
   EXPECT_FALSE(read_text(dir.file("out/log.csv")).empty());
   EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"status\""), std::string::npos);
   EXPECT_NE(read_text(dir.file("out/config.toml")).find("eval_every"), std::string::npos);
+  EXPECT_NE(read_text(dir.file("out/loss.gp")).find("'log.csv'"), std::string::npos);
 }
 
 struct BadCase {
@@ -135,6 +136,14 @@ TEST(Cli, CompareRunsSeveralMethodsIntoOneTable) {
   EXPECT_NE(r.output.find("| is-sgd:k=1 |"), std::string::npos) << r.output;
   std::string csv = read_text(dir.file("cmp/compare.csv"));
   EXPECT_NE(csv.find("is-sgd:k=1,2,"), std::string::npos) << csv;
+  // The plot script reads every method's first-seed log; the PNG needs gnuplot.
+  std::string script = read_text(dir.file("cmp/compare.gp"));
+  EXPECT_NE(script.find("'is-sgd:k=1/seed1/log.csv'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'dgd/seed1/log.csv'"), std::string::npos) << script;
+  if (run_command("command -v gnuplot").exit_code == 0) {
+    EXPECT_GT(read_text(dir.file("cmp/compare.png")).size(), 1000u);
+    EXPECT_TRUE(read_text(dir.file("cmp/compare.png.tmp")).empty());
+  }
 }
 
 }  // namespace

@@ -393,9 +393,15 @@ TEST(Rennala, ClosesWhenSumOfCountsReachesSAndRestartsEveryone) {
   EXPECT_EQ(s["rounds"], 1);
 }
 
-TEST(Rennala, WithoutCancelStaleArrivalsAreDiscarded) {
+TEST(Rennala, CancelRestartIsRefusedOnEnginesThatCannotCancel) {
   Harness h("[method]\nname = \"rennala\"\nS = 2\n", 3);
   ScriptedCluster cluster(3, false);
+  EXPECT_THROW(h.master->start(cluster), Error);
+}
+
+TEST(Rennala, WithoutCancelStaleArrivalsAreDiscarded) {
+  Harness h("[method]\nname = \"rennala\"\nS = 2\nrestart = \"discard\"\n", 3);
+  ScriptedCluster cluster(3, true);
   h.master->start(cluster);
   cluster.answer(*h.master, 0, vec2(1, 0));
   cluster.answer(*h.master, 1, vec2(0, 1));  // closes round 0

@@ -6,7 +6,8 @@
 //   eval_every (updates between evaluations, default 50; 0 = only at the end),
 //   target.loss (a number or a list of numbers; default: none), target.hold (consecutive updates
 //   the loss must stay at or below a target, default 1), target.on ("train": the loss the replies
-//   report, the default; "full": the evaluated full training loss F, checked at evaluations),
+//   report, the default; "full": the evaluated full training loss F, checked at evaluations, so
+//   that target.hold counts evaluations; needs eval_every > 0),
 //   target.stop (end the run once every target is reached, default true).
 // A target is reached at the update that completes its hold. A non-finite loss ends the run with
 // status "diverged".

@@ -141,7 +141,12 @@ class GradientTable {
 // stale gradient is discarded on arrival.
 class RoundMaster : public AsyncMaster {
  public:
-  RoundMaster(Trainer& trainer, int workers, int64_t dim);
+  // `cancel_busy`: at a round change, cancel the busy workers' jobs and restart them at x_{k+1}
+  // (method.restart = "cancel"; refused at start on an engine that cannot cancel); otherwise they
+  // finish, their stale gradients are discarded on arrival and they then get x_{k+1}.
+  RoundMaster(Trainer& trainer, int workers, int64_t dim, bool cancel_busy);
+
+  void start(Cluster& cluster) override;
 
  protected:
   // Whether the gradients gathered at x_k suffice to close the round.
@@ -155,6 +160,7 @@ class RoundMaster : public AsyncMaster {
  private:
   GradientTable table_;
   Vec direction_;
+  bool cancel_busy_;
   int64_t stale_discarded_ = 0;
 };
 
@@ -177,5 +183,8 @@ class AsyncMethod : public Method {
 
 // Reads method.S (> 0, default n), the gradients a round of Rennala or Malenia gathers.
 double read_round_size(const Config& config, int workers);
+// Reads method.restart: "cancel" (default; DESIGN.md's "restart all workers") or "discard" (let
+// busy workers finish and drop their stale gradients: the only choice on the MPI engine).
+bool read_round_restart_cancels(const Config& config);
 
 }  // namespace pacer

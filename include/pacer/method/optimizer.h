@@ -1,7 +1,10 @@
 // The master's optimizer: x_{t+1} = x_t − η_t · v_t (DESIGN.md section 3.1).
 //
-//   v_t = momentum · v_{t−1} + (ĝ_t + weight_decay · x_t)       (v_{−1} = 0)
-//   η_t = lr · schedule(t) · scale
+//   v_t = momentum · v_{t−1} + scale_t · (ĝ_t + weight_decay · x_t)       (v_{−1} = 0)
+//   η_t = lr · schedule(t)
+// where scale_t is the update's own stepsize factor (1 for synchronous methods; an asynchronous
+// method's per-arrival factor, e.g. Rescaled ASGD's γ_i/γ), so momentum never re-weights earlier
+// updates with the current arrival's factor.
 // Schedules: "constant"; "step" multiplies by gamma every step_every steps; "cosine" decays from
 // lr to min_lr over horizon steps (then stays at min_lr). With momentum 0 and weight decay 0 the
 // update is exactly x − η·ĝ, so DGD with full-batch gradients is plain gradient descent.

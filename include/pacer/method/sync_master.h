@@ -71,6 +71,7 @@ class SyncMaster : public TrainingMaster {
 
   // Statistics for summary.json (step times, work and responders are the monitor's).
   std::vector<int64_t> straggled_;  // per worker: steps it was not among the used responders
+  std::vector<int64_t> late_;       // per worker: steps that closed before its message arrived
   std::map<int64_t, int64_t> staleness_histogram_;  // age in steps -> gradients used
   int64_t late_replies_ = 0;
   int64_t cancelled_jobs_ = 0;
