@@ -39,14 +39,24 @@ loss = 0.3
 hold = 2
 )";
 
-TEST(Determinism, SameConfigAndSeedGiveIdenticalFiles) {
+// The config above with its [method] table replaced.
+std::string with_method(const std::string& method_table) {
+  std::string text = kConfig;
+  const std::string is_sgd = "name = \"is-sgd\"\nk = 2";
+  text.replace(text.find(is_sgd), is_sgd.size(), method_table);
+  return text;
+}
+
+class DeterminismByMethod : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DeterminismByMethod, SameConfigAndSeedGiveIdenticalFiles) {
   testing::TempDir dir;
-  Config config = Config::parse(kConfig, "det.toml");
+  const std::string text = with_method(GetParam());
   RunOptions a, b;
   a.out_dir = dir.file("a");
   b.out_dir = dir.file("b");
-  run_experiment(config, a);
-  run_experiment(Config::parse(kConfig, "det.toml"), b);
+  run_experiment(Config::parse(text, "det.toml"), a);
+  run_experiment(Config::parse(text, "det.toml"), b);
   for (const char* name : {"log.csv", "summary.json", "config.toml"}) {
     std::string first = testing::read_text(dir.file(std::string("a/") + name));
     std::string second = testing::read_text(dir.file(std::string("b/") + name));
@@ -54,6 +64,14 @@ TEST(Determinism, SameConfigAndSeedGiveIdenticalFiles) {
     EXPECT_EQ(first, second) << name;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Methods, DeterminismByMethod,
+                         ::testing::Values("name = \"is-sgd\"\nk = 2",
+                                           "name = \"gc-cr\"\ns = 2",
+                                           "name = \"pgc-cr\"\ns = 2",
+                                           "name = \"pgc-fr\"\ns = 1",
+                                           "name = \"rescaled-asgd\"",
+                                           "name = \"ringleader\""));
 
 TEST(Determinism, AnotherSeedGivesAnotherRun) {
   testing::TempDir dir;
@@ -85,10 +103,8 @@ TEST(Experiment, SummaryHasTheDocumentedFields) {
 }
 
 TEST(Experiment, DgdCostsOneWorkUnitPerWorkerPerStep) {
-  std::string text = kConfig;
-  const std::string is_sgd = "name = \"is-sgd\"\nk = 2";
-  text.replace(text.find(is_sgd), is_sgd.size(), "name = \"dgd\"");
-  RunOutcome outcome = run_experiment(Config::parse(text, "dgd.toml"), RunOptions{});
+  RunOutcome outcome =
+      run_experiment(Config::parse(with_method("name = \"dgd\""), "dgd.toml"), RunOptions{});
   EXPECT_DOUBLE_EQ(outcome.summary["work_units_per_step"].get<double>(), 6.0);
   EXPECT_DOUBLE_EQ(outcome.summary["responders_per_step"].get<double>(), 6.0);
 }
