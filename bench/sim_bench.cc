@@ -78,8 +78,8 @@ void BM_SyncMethodTrivialModel(benchmark::State& state, const char* method_toml)
   Dataset data = make_least_squares(o, rng);
   auto objective = std::make_shared<Objective>(make_least_squares_model(1, 0.0), data,
                                                partition_contiguous(n, n), 0);
-  auto timing = make_timing_model(
-      Config::parse("[timing]\nmodel = \"random_stragglers\"\n", "bench"), n, 1);
+  auto timing =
+      make_timing_model(Config::parse("[timing]\nmodel = \"random_stragglers\"\n", "bench"), n, 1);
   Config config = Config::parse(method_toml, "bench");
   auto method = make_method(config, MethodSetup{objective, timing.get(), n, 1});
   uint64_t events = 0;

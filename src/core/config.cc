@@ -1,12 +1,12 @@
 #include "pacer/core/config.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "pacer/core/error.h"
 
@@ -91,7 +91,8 @@ std::string describe(const toml::node& node) {
 
 }  // namespace
 
-Config::Config() : table_(std::make_unique<toml::table>()), resolved_(std::make_unique<toml::table>()) {}
+Config::Config()
+    : table_(std::make_unique<toml::table>()), resolved_(std::make_unique<toml::table>()) {}
 Config::~Config() = default;
 Config::Config(const Config& other)
     : table_(std::make_unique<toml::table>(*other.table_)),

@@ -32,9 +32,10 @@ Config config_for(const Config& base, const std::string& spec) {
     // The data, partitions and model are shared by every method of a comparison.
     for (const char* shared : {"workers", "seed", "data.", "partition.", "model.", "training."}) {
       if (key.rfind(shared, 0) == 0) {
-        fail("--methods: '{}' in '{}': {} is shared by every compared method; set it in the "
-             "config or with --set",
-             assignment, spec, key);
+        fail(
+            "--methods: '{}' in '{}': {} is shared by every compared method; set it in the "
+            "config or with --set",
+            assignment, spec, key);
       }
     }
     config.set(key.find('.') == std::string::npos ? "method." + assignment : assignment);
@@ -186,15 +187,15 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   for (const Row& r : rows) {
     std::string reached = fmt::format("{}/{}", r.reached, r.runs);
     if (r.diverged) reached += fmt::format(" ({} diverged)", r.diverged);
-    result.markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec,
-                                   reached, r.steps.format("{:.0f}"), r.time.format("{:.2f}"),
-                                   r.step_time.format("{:.3f}"), r.units_per_job.format("{:.2f}"),
-                                   r.units_per_worker_step.format("{:.2f}"),
-                                   r.final_loss.format("{:.4f}"), r.accuracy.format("{:.4f}"));
-    result.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached,
-                              r.diverged, r.steps.csv(), r.time.csv(), r.step_time.csv(),
-                              r.units_per_job.csv(), r.units_per_worker_step.csv(), r.final_loss.csv(),
-                              r.accuracy.csv());
+    result.markdown +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec, reached,
+                    r.steps.format("{:.0f}"), r.time.format("{:.2f}"), r.step_time.format("{:.3f}"),
+                    r.units_per_job.format("{:.2f}"), r.units_per_worker_step.format("{:.2f}"),
+                    r.final_loss.format("{:.4f}"), r.accuracy.format("{:.4f}"));
+    result.csv +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached, r.diverged,
+                    r.steps.csv(), r.time.csv(), r.step_time.csv(), r.units_per_job.csv(),
+                    r.units_per_worker_step.csv(), r.final_loss.csv(), r.accuracy.csv());
   }
   if (!options.out_dir.empty()) {
     make_directories(options.out_dir);

@@ -54,8 +54,8 @@ bool write_loss_plot(const std::string& dir, const std::string& name, const std:
     for (size_t i = 0; i < series.size(); ++i) {
       // Eight colours, then the same colours dashed.
       script += fmt::format("{}{} using {}:'loss' with lines lt {} dt {} title {}",
-                            i ? ", \\\n     " : "", quoted(series[i].log_path), x_column,
-                            i % 8 + 1, i / 8 + 1, quoted(series[i].label));
+                            i ? ", \\\n     " : "", quoted(series[i].log_path), x_column, i % 8 + 1,
+                            i / 8 + 1, quoted(series[i].label));
     }
     script += "\n";
   };
@@ -70,8 +70,8 @@ bool write_loss_plot(const std::string& dir, const std::string& name, const std:
                 name);
     return false;
   }
-  const std::string command =
-      fmt::format("cd {} && gnuplot {} >/dev/null 2>&1", shell_quoted(dir), shell_quoted(name + ".gp"));
+  const std::string command = fmt::format("cd {} && gnuplot {} >/dev/null 2>&1", shell_quoted(dir),
+                                          shell_quoted(name + ".gp"));
   if (std::system(command.c_str()) != 0 || !std::filesystem::exists(png_temp)) {
     log_warning("gnuplot could not draw {}/{}.gp; the script is kept", dir, name);
     std::remove(png_temp.c_str());

@@ -139,12 +139,12 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   } else {
     check_target(record.loss, record);
   }
-  progress_.update(fmt::format("step {}  t={:.1f}  loss {:.4f}", record.step, record.time,
-                               record.loss));
+  progress_.update(
+      fmt::format("step {}  t={:.1f}  loss {:.4f}", record.step, record.time, record.loss));
 
-  const bool all_reached = !reached_.empty() &&
-                           std::all_of(reached_.begin(), reached_.end(),
-                                       [](const auto& r) { return r.has_value(); });
+  const bool all_reached =
+      !reached_.empty() &&
+      std::all_of(reached_.begin(), reached_.end(), [](const auto& r) { return r.has_value(); });
   if (all_reached && rules_.stop_at_targets) {
     status_ = "target_reached";
     return false;

@@ -42,9 +42,9 @@ class IsSgd : public Method {
     const int64_t k = config.get_int("method.k", 1);
     ignored_ = static_cast<int>(k);
     if (k < 0 || k >= setup.workers) {
-      config.fail_key("method.k",
-                      fmt::format("0 <= k < workers ({}): the number of stragglers ignored",
-                                  setup.workers));
+      config.fail_key(
+          "method.k",
+          fmt::format("0 <= k < workers ({}): the number of stragglers ignored", setup.workers));
     }
   }
   std::string name() const override { return "is-sgd"; }

@@ -83,14 +83,14 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cli, CorruptIdxHeaderNamesTheFile) {
   TempDir dir;
   // Images file with a wrong magic number, labels file fine.
-  std::string images("\x00\x00\x08\x05\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x02abcd", 20);
+  std::string images("\x00\x00\x08\x05\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x02" "abcd", 20);
   std::string labels("\x00\x00\x08\x01\x00\x00\x00\x01\x03", 9);
   write_text(dir.file("img.idx"), images);
   write_text(dir.file("lab.idx"), labels);
-  CommandResult r = run_with(dir, kGood,
-                             "--set data.source=idx --set data.train_images=" +
-                                 dir.file("img.idx") + " --set data.train_labels=" +
-                                 dir.file("lab.idx") + " --set model.name=softmax");
+  CommandResult r =
+      run_with(dir, kGood,
+               "--set data.source=idx --set data.train_images=" + dir.file("img.idx") +
+                   " --set data.train_labels=" + dir.file("lab.idx") + " --set model.name=softmax");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(error_line(r).find(dir.file("img.idx")), std::string::npos) << r.output;
 }

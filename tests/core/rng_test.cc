@@ -14,7 +14,8 @@ TEST(Rng, SameSeedPurposeIndexGivesSameStream) {
 
 TEST(Rng, StreamsDifferByPurposeIndexAndSeed) {
   Rng base(42, "duration", 3);
-  Rng other_index(42, "duration", 4), other_purpose(42, "minibatch", 3), other_seed(43, "duration", 3);
+  Rng other_index(42, "duration", 4), other_purpose(42, "minibatch", 3),
+      other_seed(43, "duration", 3);
   uint64_t v = base.next_u64();
   EXPECT_NE(v, other_index.next_u64());
   EXPECT_NE(v, other_purpose.next_u64());

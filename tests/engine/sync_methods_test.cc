@@ -43,8 +43,8 @@ TEST(Dgd, FullBatchEqualsGradientDescent) {
   auto objective = least_squares_objective(n, 200, 6, /*batch=*/0);
   auto timing = timing_from("[timing]\nmodel = \"exponential\"\n", n);
   const double lr = 0.05;
-  SimRun run = run_on_simulator(method_config("[method]\nname = \"dgd\"\n"), objective, *timing,
-                                40, lr);
+  SimRun run =
+      run_on_simulator(method_config("[method]\nname = \"dgd\"\n"), objective, *timing, 40, lr);
   ASSERT_EQ(run.trajectory.size(), 40u);
 
   auto scratch = objective->make_scratch();
@@ -82,8 +82,8 @@ TEST(IsSgd, DecodesTheMeanOfResponders) {
   auto timing = timing_from("[timing]\nmodel = \"exponential\"\n", n);
   SimRun a = run_on_simulator(method_config("[method]\nname = \"is-sgd\"\nk = 0\n"), objective,
                               *timing, 10, 0.1);
-  SimRun b = run_on_simulator(method_config("[method]\nname = \"dgd\"\n"), objective, *timing, 10,
-                              0.1);
+  SimRun b =
+      run_on_simulator(method_config("[method]\nname = \"dgd\"\n"), objective, *timing, 10, 0.1);
   for (size_t t = 0; t < a.trajectory.size(); ++t) {
     EXPECT_EQ(a.trajectory[t], b.trajectory[t]);
   }

@@ -66,12 +66,9 @@ TEST_P(DeterminismByMethod, SameConfigAndSeedGiveIdenticalFiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, DeterminismByMethod,
-                         ::testing::Values("name = \"is-sgd\"\nk = 2",
-                                           "name = \"gc-cr\"\ns = 2",
-                                           "name = \"pgc-cr\"\ns = 2",
-                                           "name = \"pgc-fr\"\ns = 1",
-                                           "name = \"rescaled-asgd\"",
-                                           "name = \"ringleader\""));
+                         ::testing::Values("name = \"is-sgd\"\nk = 2", "name = \"gc-cr\"\ns = 2",
+                                           "name = \"pgc-cr\"\ns = 2", "name = \"pgc-fr\"\ns = 1",
+                                           "name = \"rescaled-asgd\"", "name = \"ringleader\""));
 
 TEST(Determinism, AnotherSeedGivesAnotherRun) {
   testing::TempDir dir;
@@ -91,8 +88,8 @@ TEST(Experiment, SummaryHasTheDocumentedFields) {
   RunOutcome outcome = run_experiment(config, RunOptions{});
   const nlohmann::json& s = outcome.summary;
   for (const char* key : {"status", "steps", "time", "work_units", "work_units_per_step",
-                          "mean_step_time", "median_step_time", "targets", "final",
-                          "method_stats", "engine_stats", "pacer_version", "seed"}) {
+                          "mean_step_time", "median_step_time", "targets", "final", "method_stats",
+                          "engine_stats", "pacer_version", "seed"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
   // IS-SGD(2) uses 4 fresh units per step; the two stragglers' late jobs add up to 2 more.

@@ -388,8 +388,8 @@ TEST(Pgc, LockstepFractionalGroupsRefreshTheSamePartition) {
 }
 
 TEST(Pgc, ExactDecoderWorkersStillRefreshOnePartitionPerStep) {
-  std::vector<std::vector<int>> evaluations = drive_pipeline(
-      method_toml("pgc-cr", 2, "decoder = \"exact\"\ncode_trials = 2\n"), 12, 2, 6);
+  std::vector<std::vector<int>> evaluations =
+      drive_pipeline(method_toml("pgc-cr", 2, "decoder = \"exact\"\ncode_trials = 2\n"), 12, 2, 6);
   ASSERT_EQ(evaluations.size(), 6u);
   for (size_t t = 1; t < evaluations.size(); ++t) {
     for (int p = 0; p < 12; ++p) EXPECT_EQ(evaluations[t][p], 1) << "t=" << t;

@@ -37,5 +37,4 @@ template <typename... Args>
 
 }  // namespace pacer
 
-#define PACER_CHECK(expr) \
-  ((expr) ? (void)0 : ::pacer::check_failed(#expr, __FILE__, __LINE__))
+#define PACER_CHECK(expr) ((expr) ? (void)0 : ::pacer::check_failed(#expr, __FILE__, __LINE__))

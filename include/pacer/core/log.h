@@ -20,15 +20,18 @@ void log_message(LogLevel level, std::string_view message);
 
 template <typename... Args>
 void log_info(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_level() <= LogLevel::kInfo) log_message(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
+  if (log_level() <= LogLevel::kInfo)
+    log_message(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void log_warning(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_level() <= LogLevel::kWarning) log_message(LogLevel::kWarning, fmt::format(f, std::forward<Args>(args)...));
+  if (log_level() <= LogLevel::kWarning)
+    log_message(LogLevel::kWarning, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void log_debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_level() <= LogLevel::kDebug) log_message(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
+  if (log_level() <= LogLevel::kDebug)
+    log_message(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 
 // A single self-overwriting status line on stderr for long runs. It prints only when stderr is a

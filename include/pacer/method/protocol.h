@@ -36,7 +36,7 @@ struct Job {
 // What a worker's compute() fills in. Owned and reused by the engine (one per worker), so that
 // answering a job allocates nothing once the buffers have their size.
 struct WorkerOutput {
-  Vec payload;  // the message m_i: a gradient, or a (coded) sum of partition gradients
+  Vec payload;      // the message m_i: a gradient, or a (coded) sum of partition gradients
   double loss = 0;  // mean training loss of the samples freshly evaluated by this job
   // For each gradient summed into payload, the tag of the model it was computed at (one entry
   // for a plain gradient; c entries for a gradient-coding pipeline cache). Masters derive

@@ -12,17 +12,17 @@ namespace pacer {
 
 // One master update, as recorded in log.csv.
 struct UpdateRecord {
-  int64_t step = 0;        // updates applied so far, this one included (filled by Trainer)
-  double time = 0;         // engine clock at the update
-  double work_units = 0;   // work units completed by all workers so far (filled by Trainer)
-  int64_t jobs = 0;        // jobs completed by all workers so far (filled by Trainer)
-  double loss = std::numeric_limits<double>::quiet_NaN();  // mean fresh training loss reported
-                                                           // by the replies used
+  int64_t step = 0;       // updates applied so far, this one included (filled by Trainer)
+  double time = 0;        // engine clock at the update
+  double work_units = 0;  // work units completed by all workers so far (filled by Trainer)
+  int64_t jobs = 0;       // jobs completed by all workers so far (filled by Trainer)
+  double loss = std::numeric_limits<double>::quiet_NaN();       // mean fresh training loss reported
+                                                                // by the replies used
   double grad_norm = std::numeric_limits<double>::quiet_NaN();  // ‖ĝ‖ (filled by Trainer)
-  int responders = 0;      // replies combined into this update
-  double staleness = 0;    // mean age, in updates, of the gradients used
-  int worker = -1;         // asynchronous methods: the worker whose arrival caused the update
-  double stepsize = 0;     // η actually used (filled by Trainer)
+  int responders = 0;                                           // replies combined into this update
+  double staleness = 0;  // mean age, in updates, of the gradients used
+  int worker = -1;       // asynchronous methods: the worker whose arrival caused the update
+  double stepsize = 0;   // η actually used (filled by Trainer)
 };
 
 // Observes a run (implemented by the experiment layer: logging, evaluation, targets).

@@ -23,8 +23,8 @@ Simulator::Simulator(const TimingModel& timing, CommModel comm, uint64_t seed, d
 void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& workers) {
   const int n = static_cast<int>(workers.size());
   if (n != timing_.num_workers()) {
-    fail("simulator: the timing model has {} workers but the method has {}",
-         timing_.num_workers(), n);
+    fail("simulator: the timing model has {} workers but the method has {}", timing_.num_workers(),
+         n);
   }
   workers_ = &workers;
   state_.clear();
@@ -40,8 +40,7 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
   master.start(*this);
   while (!master.finished()) {
     if (queue_.empty()) {
-      fail("simulation stalled at t={}: no job is running and the method has not finished",
-           now_);
+      fail("simulation stalled at t={}: no job is running and the method has not finished", now_);
     }
     if (queue_.top().time > max_time_) {
       now_ = max_time_;  // nothing happens before the limit: the clock runs up to it
@@ -56,8 +55,8 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
       finish_job(event.worker);
       const double delay = comm_.time(8.0 * static_cast<double>(s.output.payload.size()));
       if (delay > 0) {
-        queue_.push(Event{.time = now_ + delay, .worker = event.worker, .kind = kReplyArrives,
-                          .job = s.job_id});
+        queue_.push(Event{
+            .time = now_ + delay, .worker = event.worker, .kind = kReplyArrives, .job = s.job_id});
         continue;
       }
     }
@@ -78,8 +77,8 @@ void Simulator::assign(int worker, const Job& job, const Vec& x) {
   s.units = (*workers_)[worker]->units(job);
   s.duration = timing_.compute_time(worker, s.units, job.tag, s.rng).total();
   s.start = now_ + comm_.time(8.0 * static_cast<double>(x.size()));
-  queue_.push(Event{.time = s.start + s.duration, .worker = worker, .kind = kJobDone,
-                    .job = s.job_id});
+  queue_.push(
+      Event{.time = s.start + s.duration, .worker = worker, .kind = kJobDone, .job = s.job_id});
 }
 
 void Simulator::cancel(int worker) {
