@@ -128,6 +128,10 @@ struct RunSetup {
   StopRules rules;
   OptimizerOptions optimizer;
   bool save_model = false;
+  // Whether the timing model describes the run's compute times: always on the simulator, and on
+  // MPI when it injects them. Otherwise Rescaled ASGD's τ = "model" and the F̃ weights, which
+  // come from the timing model, would describe a different run, so they are not offered.
+  bool timing_describes_run = true;
 };
 
 RunSetup build_run(const Config& config, const Problem* shared) {
@@ -148,13 +152,15 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   } else {
 #ifdef PACER_HAVE_MPI
     s.mpi = mpi::read_mpi_options(config);
+    s.timing_describes_run = s.mpi.inject != mpi::Inject::kNone;
 #else
     config.fail_key("engine.name",
                     "\"sim\": this pacer was built without the MPI engine (Open MPI was not found "
                     "when it was compiled)");
 #endif
   }
-  MethodSetup method_setup{s.problem->objective, s.timing.get(), s.workers, s.seed};
+  MethodSetup method_setup{s.problem->objective, s.timing_describes_run ? s.timing.get() : nullptr,
+                           s.workers, s.seed};
   s.method = make_method(config, method_setup);
   s.rules = read_stop_rules(config);
   s.optimizer = read_optimizer_options(config, s.rules.max_steps);
@@ -268,8 +274,9 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
   Rng init_rng(s.seed, "init");
   objective.model().initialize(x0, init_rng);
 
-  std::vector<double> tilde =
-      s.method->synchronous() ? std::vector<double>{} : frequency_weights(*s.timing);
+  std::vector<double> tilde = s.method->synchronous() || !s.timing_describes_run
+                                  ? std::vector<double>{}
+                                  : frequency_weights(*s.timing);
   Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
                     options.label.empty() ? s.method->name() : options.label);
   Trainer trainer(x0, Optimizer(s.optimizer), recorder);

@@ -104,7 +104,9 @@ class RescaledAsgd : public AsyncMethod {
                   : TauSource::kEstimate;
     if (source_ == TauSource::kEstimate) return;
     if (!setup.timing) {
-      config.fail_key("method.tau", "\"estimate\": this engine has no timing model to take τ from");
+      config.fail_key("method.tau",
+                      "\"estimate\": no timing model describes this run's compute times (e.g. "
+                      "the MPI engine with engine.inject = \"none\"), so τ must be learnt online");
     }
     for (int i = 0; i < workers(); ++i) {
       std::optional<double> tau = setup.timing->mean_unit_time(i);
