@@ -108,7 +108,9 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   std::vector<Config> configs;
   for (const std::string& spec : options.methods) configs.push_back(config_for(config, spec));
   Problem problem = build_problem(configs[0], first_seed);
-  std::set<std::string> unread_by_all;
+  // A key is unknown when every compared config that holds it leaves it unread: a key of the
+  // shared config must be read by some method, a key a spec sets by that spec's method.
+  std::map<std::string, size_t> unread_count;
   for (size_t m = 0; m < configs.size(); ++m) {
     Config probe = configs[m];
     RunOptions dry;
@@ -116,17 +118,15 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     dry.reject_unknown_keys = false;
     dry.dry_run = true;
     run_experiment(probe, dry);
-    std::vector<std::string> unread = probe.unread_keys();
-    std::set<std::string> mine(unread.begin(), unread.end());
-    if (m == 0) {
-      unread_by_all = mine;
-    } else {
-      std::erase_if(unread_by_all, [&](const std::string& k) { return !mine.count(k); });
-    }
+    for (const std::string& key : probe.unread_keys()) ++unread_count[key];
   }
-  if (!unread_by_all.empty()) {
-    fail("{}: unknown key '{}' (misspelt, or not used by any compared method)",
-         config.source().empty() ? "config" : config.source(), *unread_by_all.begin());
+  for (const auto& [key, unread] : unread_count) {
+    size_t holders = 0;
+    for (const Config& c : configs) holders += c.has(key) ? 1 : 0;
+    if (unread < holders) continue;
+    fail("{}: unknown key '{}' (misspelt, or not used by {})",
+         config.source().empty() ? "config" : config.source(), key,
+         holders == configs.size() ? "any compared method" : "the method whose spec sets it");
   }
 
   std::vector<Row> rows(options.methods.size());

@@ -43,7 +43,7 @@ bool write_loss_plot(const std::string& dir, const std::string& name, const std:
       "set terminal pngcairo size 1400,520 noenhanced\n"
       "set output {}\n"
       "set datafile separator ','\n"
-      "set key top right\n"
+      "set key below\n"
       "set grid\n"
       "set logscale y\n"
       "set multiplot layout 1,2 title {}\n",

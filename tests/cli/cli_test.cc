@@ -83,7 +83,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Cli, CorruptIdxHeaderNamesTheFile) {
   TempDir dir;
   // Images file with a wrong magic number, labels file fine.
-  std::string images("\x00\x00\x08\x05\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x02" "abcd", 20);
+  std::string images(
+      "\x00\x00\x08\x05\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x02"
+      "abcd",
+      20);
   std::string labels("\x00\x00\x08\x01\x00\x00\x00\x01\x03", 9);
   write_text(dir.file("img.idx"), images);
   write_text(dir.file("lab.idx"), labels);
@@ -113,6 +116,19 @@ TEST(Cli, FailedRunLeavesEarlierOutputsIntact) {
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run_pacer("frobnicate").exit_code, 2);
   EXPECT_EQ(run_pacer("run").exit_code, 2);  // the config argument is missing
+}
+
+TEST(Cli, CompareRejectsAKeyTheSpecsMethodDoesNotRead) {
+  TempDir dir;
+  write_text(dir.file("c.toml"), kGood);
+  CommandResult r = run_pacer("compare " + dir.file("c.toml") +
+                              " --methods dgd,is-sgd:kk=2 --out " + dir.file("cmp"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(error_line(r).find("unknown key 'method.kk'"), std::string::npos) << r.output;
+  CommandResult seeds = run_pacer("compare " + dir.file("c.toml") +
+                                  " --methods dgd --seeds 0 --out " + dir.file("s"));
+  EXPECT_EQ(seeds.exit_code, 1) << seeds.output;
+  EXPECT_NE(error_line(seeds).find("--seeds"), std::string::npos) << seeds.output;
 }
 
 TEST(Cli, VersionAndHelp) {

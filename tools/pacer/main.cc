@@ -90,11 +90,11 @@ int command_run(const ConfigArgs& args) {
               s["mean_step_time"].get<double>(), format_target(s).c_str());
   const nlohmann::json& fin = s["final"];
   if (fin.contains("test_accuracy")) {
-    std::printf("final: training loss %.4f, test accuracy %.4f\n", fin["full_loss"].get<double>(),
-                fin["test_accuracy"].get<double>());
+    std::printf("final: full training loss F %.4f, test accuracy %.4f\n",
+                fin["full_loss"].get<double>(), fin["test_accuracy"].get<double>());
   } else if (fin.contains("full_loss")) {
-    std::printf("final: training loss %.6g, |grad F|^2 %.3g\n", fin["full_loss"].get<double>(),
-                fin["grad_norm_sq"].get<double>());
+    std::printf("final: full training loss F %.6g, |grad F|^2 %.3g\n",
+                fin["full_loss"].get<double>(), fin["grad_norm_sq"].get<double>());
   }
   std::printf("log, summary and resolved config: %s/\n", options.out_dir.c_str());
   return 0;
@@ -168,8 +168,7 @@ int main(int argc, char** argv) {
   add_config_args(compare, compare_args);
   compare->add_option("--methods", methods, "comma-separated method specs, e.g. dgd,is-sgd:k=2")
       ->required();
-  compare->add_option("--seeds", seeds, "number of seeds (seed, seed+1, ...)")
-      ->check(CLI::PositiveNumber);
+  compare->add_option("--seeds", seeds, "number of seeds (seed, seed+1, ...)");
 
   std::string data_path;
   CLI::App* data = app.add_subcommand("data", "inspect data files");
