@@ -282,11 +282,43 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
   Trainer trainer(x0, Optimizer(s.optimizer), recorder);
   std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
 
+  auto describe_run = [&] {
+    nlohmann::json summary;
+    summary["pacer_version"] = PACER_VERSION;
+    summary["seed"] = s.seed;
+    summary["method"] = s.method->name();
+    summary["workers"] = s.workers;
+    summary["model"] = objective.model().name();
+    summary["parameters"] = objective.dim();
+    summary["data"] = s.problem->data.train.name;
+    summary["timing"] = s.timing->name();
+    summary["engine"] = s.engine;
+    recorder.summarize(summary);
+    nlohmann::json method_summary;
+    master->summarize(method_summary);
+    summary["method_stats"] = method_summary;
+    nlohmann::json engine_summary;
+    engine->stats(engine_summary);
+    summary["engine_stats"] = engine_summary;
+    return summary;
+  };
+
   bool interrupted = false;
   try {
     interrupted = engine->run(*master);
     // An interrupted run writes what it has first: the workers are stopped afterwards.
     if (!interrupted) engine->stop(EndKind::kOk);
+  } catch (const Error& e) {
+    engine->stop(EndKind::kError);
+    if (options.out_dir.empty() || recorder.log_csv().find('\n') + 1 == recorder.log_csv().size()) {
+      throw;  // nothing was recorded yet
+    }
+    // Keep what the run produced up to the error (DESIGN.md section 7).
+    nlohmann::json summary = describe_run();
+    summary["status"] = "error";
+    summary["error"] = e.what();
+    write_outputs(options.out_dir, config, recorder.log_csv(), summary, nullptr);
+    fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
   } catch (...) {
     engine->stop(EndKind::kError);
     throw;
@@ -294,24 +326,8 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
   // An interrupted run skips the final evaluation (it may take long; the process may be killed).
   if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
 
-  nlohmann::json summary;
-  summary["pacer_version"] = PACER_VERSION;
-  summary["seed"] = s.seed;
-  summary["method"] = s.method->name();
-  summary["workers"] = s.workers;
-  summary["model"] = objective.model().name();
-  summary["parameters"] = objective.dim();
-  summary["data"] = s.problem->data.train.name;
-  summary["timing"] = s.timing->name();
-  summary["engine"] = s.engine;
-  recorder.summarize(summary);
+  nlohmann::json summary = describe_run();
   if (interrupted) summary["status"] = "interrupted";
-  nlohmann::json method_summary;
-  master->summarize(method_summary);
-  summary["method_stats"] = method_summary;
-  nlohmann::json engine_summary;
-  engine->stats(engine_summary);
-  summary["engine_stats"] = engine_summary;
 
   if (!options.out_dir.empty()) {
     write_outputs(options.out_dir, config, recorder.log_csv(), summary,
