@@ -12,7 +12,7 @@ SimRun run_on_simulator(const Config& config, std::shared_ptr<const Objective> o
                         const TimingModel& timing, int64_t steps, double lr, uint64_t seed) {
   MethodSetup setup{objective, &timing, timing.num_workers(), seed};
   std::unique_ptr<Method> method = make_method(config, setup);
-  TrajectoryMonitor monitor(steps);
+  testing::RecordingMonitor monitor(steps);
   OptimizerOptions options;
   options.lr = lr;
   Vec x0 = Vec::Zero(objective->dim());
@@ -24,7 +24,7 @@ SimRun run_on_simulator(const Config& config, std::shared_ptr<const Objective> o
   sim.run(*master, workers);
   SimRun run;
   run.records = monitor.records;
-  run.trajectory = monitor.trajectory;
+  run.trajectory = monitor.models;
   master->summarize(run.method_summary);
   run.stats = sim.stats();
   return run;

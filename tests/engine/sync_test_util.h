@@ -11,6 +11,7 @@
 #include "pacer/engine/sim/simulator.h"
 #include "pacer/method/method.h"
 #include "pacer/model/eigen_models.h"
+#include "recording_monitor.h"
 
 namespace pacer::testing {
 
@@ -27,22 +28,6 @@ inline std::shared_ptr<const Objective> least_squares_objective(int n, int rows,
   std::shared_ptr<const Model> model = make_least_squares_model(features, 0.0);
   return std::make_shared<Objective>(model, data, partition_contiguous(rows, n), batch);
 }
-
-// Records every model the trainer produces.
-class TrajectoryMonitor : public Monitor {
- public:
-  explicit TrajectoryMonitor(int64_t max_steps) : max_steps_(max_steps) {}
-  bool on_update(const UpdateRecord& record, const Vec& x) override {
-    records.push_back(record);
-    trajectory.push_back(x);
-    return record.step < max_steps_;
-  }
-  std::vector<UpdateRecord> records;
-  std::vector<Vec> trajectory;
-
- private:
-  int64_t max_steps_;
-};
 
 struct SimRun {
   std::vector<UpdateRecord> records;

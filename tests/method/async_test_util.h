@@ -18,6 +18,7 @@
 #include "pacer/method/trainer.h"
 #include "pacer/model/eigen_models.h"
 #include "pacer/model/objective.h"
+#include "recording_monitor.h"
 
 namespace pacer::testing {
 
@@ -64,21 +65,5 @@ inline Quadratic two_group_quadratic(int n, const Vec& a, const Vec& b, int batc
   for (int i = 0; i < n; ++i) centers.push_back(i < n / 2 ? a : b);
   return make_quadratic(centers, batch);
 }
-
-// Records every update and the model after it; ends the run after `max_steps` updates.
-class RecordingMonitor : public Monitor {
- public:
-  explicit RecordingMonitor(int64_t max_steps = 1 << 30) : max_steps_(max_steps) {}
-  bool on_update(const UpdateRecord& record, const Vec& x) override {
-    records.push_back(record);
-    models.push_back(x);
-    return record.step < max_steps_;
-  }
-  std::vector<UpdateRecord> records;
-  std::vector<Vec> models;
-
- private:
-  int64_t max_steps_;
-};
 
 }  // namespace pacer::testing

@@ -18,6 +18,7 @@
 #include "pacer/method/coded_worker.h"
 #include "pacer/method/method.h"
 #include "pacer/model/eigen_models.h"
+#include "recording_monitor.h"
 
 namespace pacer {
 namespace {
@@ -96,21 +97,6 @@ class FakeCluster : public Cluster {
   uint64_t sequence_ = 0;
 };
 
-class TrajectoryMonitor : public Monitor {
- public:
-  explicit TrajectoryMonitor(int64_t steps) : steps_(steps) {}
-  bool on_update(const UpdateRecord& record, const Vec& x) override {
-    records.push_back(record);
-    trajectory.push_back(x);
-    return record.step < steps_;
-  }
-  std::vector<UpdateRecord> records;
-  std::vector<Vec> trajectory;
-
- private:
-  int64_t steps_;
-};
-
 // Least squares with `rows` samples over n contiguous partitions.
 std::shared_ptr<const Objective> least_squares(int n, int rows, int features, int batch) {
   Rng rng(3, "test-data");
@@ -140,7 +126,7 @@ RunResult run_method(const std::string& method_toml, std::shared_ptr<const Objec
   MethodSetup setup{objective, &timing, timing.num_workers(), seed};
   std::unique_ptr<Method> method = make_method(config, setup);
   EXPECT_TRUE(method->synchronous());
-  TrajectoryMonitor monitor(steps);
+  testing::RecordingMonitor monitor(steps);
   OptimizerOptions options;
   options.lr = lr;
   Trainer trainer(Vec::Zero(objective->dim()), Optimizer(options), monitor);
@@ -149,7 +135,7 @@ RunResult run_method(const std::string& method_toml, std::shared_ptr<const Objec
   for (int i = 0; i < timing.num_workers(); ++i) workers.push_back(method->make_worker(i));
   FakeCluster cluster(timing, seed);
   cluster.run(*master, workers);
-  RunResult result{monitor.trajectory, monitor.records, {}};
+  RunResult result{monitor.models, monitor.records, {}};
   master->summarize(result.summary);
   return result;
 }

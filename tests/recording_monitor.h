@@ -1,0 +1,27 @@
+// A Monitor for tests that records every update and the model after it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pacer/method/trainer.h"
+
+namespace pacer::testing {
+
+// Records every update and the model after it; ends the run after `max_steps` updates.
+class RecordingMonitor : public Monitor {
+ public:
+  explicit RecordingMonitor(int64_t max_steps = 1 << 30) : max_steps_(max_steps) {}
+  bool on_update(const UpdateRecord& record, const Vec& x) override {
+    records.push_back(record);
+    models.push_back(x);
+    return record.step < max_steps_;
+  }
+  std::vector<UpdateRecord> records;
+  std::vector<Vec> models;
+
+ private:
+  int64_t max_steps_;
+};
+
+}  // namespace pacer::testing
