@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "pacer/core/error.h"
+#include "pacer/core/stats.h"
 
 namespace pacer {
 namespace {
@@ -14,16 +15,6 @@ namespace {
 constexpr const char* kLogHeader =
     "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,"
     "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  double upper = values[mid];
-  if (values.size() % 2) return upper;
-  double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return 0.5 * (lower + upper);
-}
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 
 #include "pacer/core/log.h"
 #include "pacer/core/rng.h"
+#include "pacer/core/stats.h"
 #include "pacer/engine/mpi/runtime.h"
 #include "wire.h"
 
@@ -484,13 +485,7 @@ void MpiCluster::to_json(nlohmann::json& out) const {
     const double r = s.replies ? static_cast<double>(s.replies) : 1.0;
     round_trip.push_back(s.round_trip / r);
     comm.push_back((s.round_trip - s.busy_time) / r);
-    std::vector<double> times = s.job_times;
-    double median = 0;
-    if (!times.empty()) {
-      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-      median = times[times.size() / 2];
-    }
-    median_job.push_back(median);
+    median_job.push_back(median(s.job_times));
   }
   out["jobs_completed_per_worker"] = jobs;
   out["busy_time_per_worker"] = busy;
