@@ -50,30 +50,30 @@ std::string run_folder(std::string spec) {
   return spec;
 }
 
+// The values of one column over a comparison's seeds.
 struct Stat {
   std::vector<double> values;
   void add(double v) { values.push_back(v); }
+  double mean() const {
+    double sum = 0;
+    for (double v : values) sum += v;
+    return sum / static_cast<double>(values.size());
+  }
+  // Sample standard deviation; 0 for a single value.
+  double sd() const {
+    if (values.size() < 2) return 0.0;
+    const double m = mean();
+    double var = 0;
+    for (double v : values) var += (v - m) * (v - m);
+    return std::sqrt(var / static_cast<double>(values.size() - 1));
+  }
+  // "mean ± sd" with `spec` for each number ("mean" alone for one value, "—" for none).
   std::string format(const char* spec) const {
     if (values.empty()) return "—";
-    double mean = 0;
-    for (double v : values) mean += v;
-    mean /= values.size();
-    if (values.size() == 1) return fmt::format(fmt::runtime(spec), mean);
-    double var = 0;
-    for (double v : values) var += (v - mean) * (v - mean);
-    double sd = std::sqrt(var / (values.size() - 1));
-    return fmt::format(fmt::runtime(std::string(spec) + " ± " + spec), mean, sd);
+    if (values.size() == 1) return fmt::format(fmt::runtime(spec), mean());
+    return fmt::format(fmt::runtime(std::string(spec) + " ± " + spec), mean(), sd());
   }
-  std::string csv() const {
-    if (values.empty()) return ",";
-    double mean = 0;
-    for (double v : values) mean += v;
-    mean /= values.size();
-    double var = 0;
-    for (double v : values) var += (v - mean) * (v - mean);
-    double sd = values.size() > 1 ? std::sqrt(var / (values.size() - 1)) : 0.0;
-    return fmt::format("{},{}", mean, sd);
-  }
+  std::string csv() const { return values.empty() ? "," : fmt::format("{},{}", mean(), sd()); }
 };
 
 struct Row {
