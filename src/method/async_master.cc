@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pacer/core/error.h"
+#include "pacer/core/stats.h"
 #include "pacer/method/gradient_worker.h"
 
 namespace pacer {
@@ -82,9 +83,7 @@ void AsyncMaster::summarize(nlohmann::json& out) const {
   std::vector<double> unit_time(workers_);
   for (int i = 0; i < workers_; ++i) unit_time[i] = reported(i) ? observed_mean_[i] : 0.0;
   out["observed_unit_time_per_worker"] = unit_time;
-  nlohmann::json histogram = nlohmann::json::object();
-  for (const auto& [delay, count] : delay_histogram_) histogram[std::to_string(delay)] = count;
-  out["delay_histogram"] = histogram;
+  out["delay_histogram"] = histogram_json(delay_histogram_);
   summarize_method(out);
 }
 

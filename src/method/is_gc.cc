@@ -9,6 +9,7 @@
 
 #include "coded.h"
 #include "method_factories.h"
+#include "pacer/core/stats.h"
 #include "pacer/method/coded_worker.h"
 
 namespace pacer {
@@ -32,14 +33,12 @@ class IsGcMaster : public CodedMaster {
 
   void summarize_decoder(nlohmann::json& out) const override {
     int64_t steps = 0, chosen = 0;
-    nlohmann::json histogram = nlohmann::json::object();
     for (const auto& [size, count] : chosen_histogram_) {
-      histogram[std::to_string(size)] = count;
       steps += count;
       chosen += size * count;
     }
     out["rule"] = "largest pairwise-disjoint subset of the fastest n - s";
-    out["chosen_workers_histogram"] = histogram;
+    out["chosen_workers_histogram"] = histogram_json(chosen_histogram_);
     out["chosen_workers_mean"] = steps ? static_cast<double>(chosen) / steps : 0.0;
     out["partitions_covered_mean"] =
         steps ? static_cast<double>(chosen * placement().load()) / steps : 0.0;

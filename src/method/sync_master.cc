@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
+#include "pacer/core/stats.h"
 
 namespace pacer {
 
@@ -112,9 +113,7 @@ void SyncMaster::summarize(nlohmann::json& out) const {
   // time and not be used (not the first of its FR group, overlapping in IS-GC).
   out["steps_late_per_worker"] = late_;
   out["steps_not_used_per_worker"] = straggled_;
-  nlohmann::json histogram = nlohmann::json::object();
-  for (const auto& [age, count] : staleness_histogram_) histogram[std::to_string(age)] = count;
-  out["staleness_histogram"] = histogram;
+  out["staleness_histogram"] = histogram_json(staleness_histogram_);
   summarize_method(out);
 }
 
