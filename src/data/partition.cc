@@ -68,8 +68,10 @@ Partition partition_iid(int rows, int parts, Rng& rng) {
 
 Partition partition_by_class(const Dataset& data, int parts) {
   if (parts != data.num_classes) {
-    fail("partition 'by_class': needs as many partitions as classes ({}), got {}", data.num_classes,
-         parts);
+    fail(
+        "partition.scheme = \"by_class\" gives worker i the rows of class i, so it needs workers = "
+        "{} (the number of classes of {}), got {}",
+        data.num_classes, data.name, parts);
   }
   Partition out = rows_by_class(data, "by_class");
   for (int c = 0; c < parts; ++c) {

@@ -17,7 +17,10 @@ Objective::Objective(std::shared_ptr<const Model> model, const Dataset& train,
   parts_.reserve(partition.size());
   for (size_t p = 0; p < partition.size(); ++p) {
     if (partition[p].empty()) {
-      fail("data set '{}': partition {} of {} has no rows", train.name, p, partition.size());
+      fail(
+          "data set '{}': partition {} of {} has no rows (fewer workers, or a larger "
+          "partition.alpha for dirichlet)",
+          train.name, p, partition.size());
     }
     parts_.push_back(train.subset(partition[p]));
     max_rows_ = std::max(max_rows_, parts_.back().rows());

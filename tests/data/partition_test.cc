@@ -81,7 +81,7 @@ TEST(PartitionByClass, EachPartitionHoldsExactlyOneClass) {
   EXPECT_EQ(partition[0].size(), 6u);
   EXPECT_EQ(partition[3].size(), 5u);
   EXPECT_PRED2(contains, error_of([&] { partition_by_class(data, 5); }),
-               "needs as many partitions as classes (4), got 5");
+               "needs workers = 4 (the number of classes of");
   Dataset missing = cyclic_labels(6, 3);
   missing.num_classes = 4;
   EXPECT_PRED2(contains, error_of([&] { partition_by_class(missing, 4); }), "class 3 has no rows");
