@@ -26,6 +26,7 @@ StopRules read_stop_rules(const Config& config) {
   if (!(r.max_time >= 0)) config.fail_key("max_time", "a number >= 0 (0 = no limit)");
   r.eval_every = config.get_int("eval_every", r.eval_every);
   if (r.eval_every < 0) config.fail_key("eval_every", "an integer >= 0 (0 = only at the end)");
+  r.eval_final = config.get_bool("eval_final", true);
   if (config.has("target.loss")) {
     // A single number or a list.
     try {
@@ -156,7 +157,7 @@ void Recorder::finish(const Vec& x, double end_time) {
   if (status_ == "stopped" && rules_.max_time > 0 && end_time >= rules_.max_time) {
     status_ = "max_time";
   }
-  if (!last_evaluated_ && status_ != "diverged") {
+  if (!last_evaluated_ && status_ != "diverged" && rules_.eval_final) {
     final_ = evaluate(x);
     last_evaluated_ = true;
   }

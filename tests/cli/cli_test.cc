@@ -131,6 +131,14 @@ TEST(Cli, CompareRejectsAKeyTheSpecsMethodDoesNotRead) {
   EXPECT_NE(error_line(seeds).find("--seeds"), std::string::npos) << seeds.output;
 }
 
+TEST(Cli, FinalEvaluationCanBeSkipped) {
+  TempDir dir;
+  ASSERT_EQ(run_with(dir, kGood).exit_code, 0);
+  EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"full_loss\""), std::string::npos);
+  ASSERT_EQ(run_with(dir, kGood, "--set eval_final=false").exit_code, 0);
+  EXPECT_EQ(read_text(dir.file("out/summary.json")).find("\"full_loss\""), std::string::npos);
+}
+
 TEST(Cli, VersionAndHelp) {
   CommandResult v = run_pacer("version");
   EXPECT_EQ(v.exit_code, 0);

@@ -4,6 +4,8 @@
 // Keys read (top level unless dotted):
 //   max_steps (default 1000), max_time (simulated or wall seconds, default: none),
 //   eval_every (updates between evaluations, default 50; 0 = only at the end),
+//   eval_final (evaluate the final model when the last update was not evaluated, default true;
+//   false skips it for models whose full evaluation is long, e.g. ResNet-18 on CIFAR-10),
 //   target.loss (a number or a list of numbers; default: none), target.hold (consecutive updates
 //   the loss must stay at or below a target, default 1), target.on ("train": the loss the replies
 //   report, the default; "full": the evaluated full training loss F, checked at evaluations, so
@@ -31,6 +33,7 @@ struct StopRules {
   int64_t max_steps = 1000;
   double max_time = 0;  // 0 = no limit
   int64_t eval_every = 50;
+  bool eval_final = true;
   std::vector<double> targets;
   int64_t hold = 1;
   bool target_on_full_loss = false;
