@@ -28,20 +28,11 @@ static_assert(sizeof(WorkerStats) <= static_cast<size_t>(kTrailerBytes));
 // timeout_s seconds.
 void wait_request(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
                   double timeout_s) {
-  const double start = wall_seconds();
-  while (true) {
-    int flag = 0;
-    MPI_Status status;
-    check(MPI_Test(&request, &flag, &status), what, peer, tag);
-    if (flag) return;
-    if (timeout_s > 0 && wall_seconds() - start > timeout_s) {
-      fail(
-          "MPI: rank {}: {} from/to rank {} ({} message, tag {}) did not complete within {} s "
-          "(engine.timeout_s)",
-          rank(), what, peer, tag_name(tag), tag, timeout_s);
-    }
-    poll_sleep(sleep_us);
-  }
+  if (wait_polling(request, what, peer, tag, sleep_us, timeout_s)) return;
+  fail(
+      "MPI: rank {}: {} from/to rank {} ({} message, tag {}) did not complete within {} s "
+      "(engine.timeout_s)",
+      rank(), what, peer, tag_name(tag), tag, timeout_s);
 }
 
 void sleep_until(double deadline) {

@@ -30,21 +30,6 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Polls `request` until it completes, sleeping between polls. timeout_s <= 0: no limit; on
-// timeout returns false (the request is still pending).
-bool wait_polling(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
-                  double timeout_s) {
-  const double start = wall_seconds();
-  while (true) {
-    int flag = 0;
-    MPI_Status status;
-    check(MPI_Test(&request, &flag, &status), what, peer, tag);
-    if (flag) return true;
-    if (timeout_s > 0 && wall_seconds() - start > timeout_s) return false;
-    poll_sleep(sleep_us);
-  }
-}
-
 // Sends `bytes` to `peer` and polls until the send completes.
 void send_polling(const void* data, int bytes, int peer, int tag, int sleep_us) {
   MPI_Request request;
@@ -83,6 +68,19 @@ void check(int rc, const char* what, int peer, int tag) {
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
   fail("MPI: {} failed on rank {} (peer rank {}, {} message, tag {}): {}", what, g_rank, peer,
        tag_name(tag), tag, std::string(text, static_cast<size_t>(length)));
+}
+
+bool wait_polling(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
+                  double timeout_s) {
+  const double start = wall_seconds();
+  while (true) {
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Test(&request, &flag, &status), what, peer, tag);
+    if (flag) return true;
+    if (timeout_s > 0 && wall_seconds() - start > timeout_s) return false;
+    poll_sleep(sleep_us);
+  }
 }
 
 void init() {

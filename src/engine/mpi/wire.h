@@ -60,4 +60,9 @@ constexpr int64_t kMinTrailerBytes = 4096;
 // Throws Error "<what> failed on rank R (peer P, tag T): <MPI message>" unless rc is MPI_SUCCESS.
 void check(int rc, const char* what, int peer, int tag);
 
+// Polls `request` until it completes, sleeping `sleep_us` between polls, so a waiting rank does
+// not spin. timeout_s <= 0: no limit; on timeout returns false (the request is still pending).
+bool wait_polling(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
+                  double timeout_s);
+
 }  // namespace pacer::mpi
