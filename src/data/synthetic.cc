@@ -66,41 +66,38 @@ class CorrelatedFeatures {
   Eigen::MatrixXd rotation_;  // empty when the covariance is isotropic
 };
 
-}  // namespace
-
-Dataset make_least_squares(const SyntheticOptions& options, Rng& rng) {
-  check_options(options, "least_squares");
+// Rows a_j from CorrelatedFeatures and a hidden x* ~ N(0, I); each label is `label(z, rng)` of
+// the noisy response z = a_j·x* + noise·N(0,1). The two linear generators differ only in it.
+template <typename Label>
+Dataset make_linear_model(const SyntheticOptions& options, Rng& rng, const char* kind,
+                          int num_classes, Label label) {
+  check_options(options, kind);
   const Vec solution = standard_normal(options.features, rng);
   const CorrelatedFeatures features(options, rng);
   Dataset data;
-  data.name = "synthetic least_squares";
-  data.num_classes = 0;
+  data.name = std::string("synthetic ") + kind;
+  data.num_classes = num_classes;
   data.features.resize(options.samples, options.features);
   data.labels.resize(options.samples);
   for (int j = 0; j < options.samples; ++j) {
     const Vec a = features.draw(rng);
     data.features.row(j) = a.transpose();
-    data.labels[j] = a.dot(solution) + options.noise * rng.normal();
+    data.labels[j] = label(a.dot(solution) + options.noise * rng.normal(), rng);
   }
   return data;
 }
 
+}  // namespace
+
+Dataset make_least_squares(const SyntheticOptions& options, Rng& rng) {
+  return make_linear_model(options, rng, "least_squares", 0,
+                           [](double response, Rng&) { return response; });
+}
+
 Dataset make_logistic(const SyntheticOptions& options, Rng& rng) {
-  check_options(options, "logistic");
-  const Vec solution = standard_normal(options.features, rng);
-  const CorrelatedFeatures features(options, rng);
-  Dataset data;
-  data.name = "synthetic logistic";
-  data.num_classes = 2;
-  data.features.resize(options.samples, options.features);
-  data.labels.resize(options.samples);
-  for (int j = 0; j < options.samples; ++j) {
-    const Vec a = features.draw(rng);
-    data.features.row(j) = a.transpose();
-    const double logit = a.dot(solution) + options.noise * rng.normal();
-    data.labels[j] = rng.uniform() < 1.0 / (1.0 + std::exp(-logit)) ? 1.0 : 0.0;
-  }
-  return data;
+  return make_linear_model(options, rng, "logistic", 2, [](double logit, Rng& draw) {
+    return draw.uniform() < 1.0 / (1.0 + std::exp(-logit)) ? 1.0 : 0.0;
+  });
 }
 
 Dataset make_blobs(const SyntheticOptions& options, Rng& rng) {
