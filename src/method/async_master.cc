@@ -147,8 +147,10 @@ void GradientTable::mean_of_means(Vec& out) const {
 // ---------------------------------------------------------------------------------------------
 // RoundMaster
 
-RoundMaster::RoundMaster(Trainer& trainer, int workers, int64_t dim, bool cancel_busy)
+RoundMaster::RoundMaster(Trainer& trainer, int workers, int64_t dim, double round_size,
+                         bool cancel_busy)
     : AsyncMaster(trainer, workers),
+      round_size_(round_size),
       table_(workers, dim),
       direction_(Vec::Zero(dim)),
       cancel_busy_(cancel_busy) {}
@@ -188,6 +190,7 @@ void RoundMaster::on_gradient(const Reply& reply, int64_t delay, Cluster& cluste
 void RoundMaster::summarize_method(nlohmann::json& out) const {
   out["rounds"] = trainer_.steps();
   out["stale_gradients_discarded"] = stale_discarded_;
+  out["S"] = round_size_;
 }
 
 // ---------------------------------------------------------------------------------------------

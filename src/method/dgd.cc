@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "method_factories.h"
-#include "pacer/method/gradient_worker.h"
 #include "pacer/method/sync_master.h"
 
 namespace pacer {
@@ -26,22 +25,13 @@ class DgdMaster : public SyncMaster {
   }
 };
 
-class Dgd : public Method {
+class Dgd : public GradientSyncMethod {
  public:
-  Dgd(const Config& config, const MethodSetup& setup)
-      : setup_(setup), policy_(read_straggler_policy(config)) {}
+  using GradientSyncMethod::GradientSyncMethod;
   std::string name() const override { return "dgd"; }
-  bool synchronous() const override { return true; }
   std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
-    return std::make_unique<DgdMaster>(trainer, setup_.workers, setup_.objective->dim(), policy_);
+    return std::make_unique<DgdMaster>(trainer, workers(), dim(), policy());
   }
-  std::unique_ptr<Worker> make_worker(int worker) const override {
-    return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
-  }
-
- private:
-  MethodSetup setup_;
-  StragglerPolicy policy_;
 };
 
 }  // namespace

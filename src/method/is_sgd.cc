@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "method_factories.h"
-#include "pacer/method/gradient_worker.h"
 #include "pacer/method/sync_master.h"
 
 namespace pacer {
@@ -35,10 +34,9 @@ class IsSgdMaster : public SyncMaster {
   int ignored_;
 };
 
-class IsSgd : public Method {
+class IsSgd : public GradientSyncMethod {
  public:
-  IsSgd(const Config& config, const MethodSetup& setup)
-      : setup_(setup), policy_(read_straggler_policy(config)) {
+  IsSgd(const Config& config, const MethodSetup& setup) : GradientSyncMethod(config, setup) {
     const int64_t k = config.get_int("method.k", 1);
     ignored_ = static_cast<int>(k);
     if (k < 0 || k >= setup.workers) {
@@ -48,18 +46,11 @@ class IsSgd : public Method {
     }
   }
   std::string name() const override { return "is-sgd"; }
-  bool synchronous() const override { return true; }
   std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
-    return std::make_unique<IsSgdMaster>(trainer, setup_.workers, setup_.objective->dim(), policy_,
-                                         ignored_);
-  }
-  std::unique_ptr<Worker> make_worker(int worker) const override {
-    return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+    return std::make_unique<IsSgdMaster>(trainer, workers(), dim(), policy(), ignored_);
   }
 
  private:
-  MethodSetup setup_;
-  StragglerPolicy policy_;
   int ignored_ = 1;
 };
 

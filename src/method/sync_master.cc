@@ -4,6 +4,7 @@
 
 #include "pacer/core/error.h"
 #include "pacer/core/stats.h"
+#include "pacer/method/gradient_worker.h"
 
 namespace pacer {
 
@@ -103,6 +104,10 @@ void SyncMaster::close_step(Cluster& cluster) {
     }
     // kFinish: a busy worker receives step t+1 when its late reply arrives.
   }
+}
+
+std::unique_ptr<Worker> GradientSyncMethod::make_worker(int worker) const {
+  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
 }
 
 void SyncMaster::summarize(nlohmann::json& out) const {

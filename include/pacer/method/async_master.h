@@ -141,10 +141,11 @@ class GradientTable {
 // stale gradient is discarded on arrival.
 class RoundMaster : public AsyncMaster {
  public:
-  // `cancel_busy`: at a round change, cancel the busy workers' jobs and restart them at x_{k+1}
-  // (method.restart = "cancel"; refused at start on an engine that cannot cancel); otherwise they
-  // finish, their stale gradients are discarded on arrival and they then get x_{k+1}.
-  RoundMaster(Trainer& trainer, int workers, int64_t dim, bool cancel_busy);
+  // `round_size` is S (method.S). `cancel_busy`: at a round change, cancel the busy workers' jobs
+  // and restart them at x_{k+1} (method.restart = "cancel"; refused at start on an engine that
+  // cannot cancel); otherwise they finish, their stale gradients are discarded on arrival and
+  // they then get x_{k+1}.
+  RoundMaster(Trainer& trainer, int workers, int64_t dim, double round_size, bool cancel_busy);
 
   void start(Cluster& cluster) override;
 
@@ -156,8 +157,10 @@ class RoundMaster : public AsyncMaster {
 
   void on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) final;
   void summarize_method(nlohmann::json& out) const override;
+  double round_size() const { return round_size_; }
 
  private:
+  double round_size_;
   GradientTable table_;
   Vec direction_;
   bool cancel_busy_;
@@ -186,5 +189,26 @@ double read_round_size(const Config& config, int workers);
 // Reads method.restart: "cancel" (default; DESIGN.md's "restart all workers") or "discard" (let
 // busy workers finish and drop their stale gradients: the only choice on the MPI engine).
 bool read_round_restart_cancels(const Config& config);
+
+// The method half of a round-based method (Rennala, Malenia): reads method.S and method.restart
+// and builds MasterT(trainer, workers, dim, S, cancel_busy).
+template <typename MasterT>
+class RoundMethod : public AsyncMethod {
+ public:
+  RoundMethod(const Config& config, const MethodSetup& setup, std::string name)
+      : AsyncMethod(config, setup),
+        name_(std::move(name)),
+        round_size_(read_round_size(config, setup.workers)),
+        cancel_busy_(read_round_restart_cancels(config)) {}
+  std::string name() const override { return name_; }
+  std::unique_ptr<TrainingMaster> make_master(Trainer& trainer) const override {
+    return std::make_unique<MasterT>(trainer, workers(), dim(), round_size_, cancel_busy_);
+  }
+
+ private:
+  std::string name_;
+  double round_size_;
+  bool cancel_busy_;
+};
 
 }  // namespace pacer

@@ -77,4 +77,23 @@ class SyncMaster : public TrainingMaster {
   int64_t cancelled_jobs_ = 0;
 };
 
+// The method half of the synchronous methods whose worker i sends g_i(x_t) of its own partition
+// (DGD, IS-SGD): reads method.straggler_policy and makes GradientWorkers.
+class GradientSyncMethod : public Method {
+ public:
+  GradientSyncMethod(const Config& config, const MethodSetup& setup)
+      : setup_(setup), policy_(read_straggler_policy(config)) {}
+  bool synchronous() const final { return true; }
+  std::unique_ptr<Worker> make_worker(int worker) const final;
+
+ protected:
+  int workers() const { return setup_.workers; }
+  int64_t dim() const { return setup_.objective->dim(); }
+  StragglerPolicy policy() const { return policy_; }
+
+ private:
+  MethodSetup setup_;
+  StragglerPolicy policy_;
+};
+
 }  // namespace pacer
