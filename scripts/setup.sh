@@ -3,7 +3,8 @@
 # Idempotent: when everything is installed and built, it only re-checks and returns in seconds.
 #
 #   scripts/setup.sh [BUILD_DIR]      (default: build)
-# Environment: PACER_NO_TORCH=1 skips libtorch (deep models); JOBS sets build parallelism (2).
+# Environment: PACER_NO_TORCH=1 skips libtorch (deep models); JOBS sets build parallelism (2);
+# CI=true (set by CI services) builds with -Werror (PACER_WERROR=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
@@ -11,7 +12,7 @@ jobs=${JOBS:-2}
 
 packages=(cmake g++ make pkg-config libeigen3-dev libfmt-dev libopenmpi-dev openmpi-bin
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev libgtest-dev libbenchmark-dev
-  gnuplot-nox dataset-fashion-mnist)
+  gnuplot-nox dataset-fashion-mnist libboost-math-dev)
 if [ "${PACER_NO_TORCH:-0}" != 1 ]; then
   # Debian's libtorch uses reference BLAS unless OpenBLAS is installed (7x slower).
   packages+=(libtorch-dev libopenblas0-pthread)
@@ -34,7 +35,13 @@ fi
 torch_flag=ON
 [ "${PACER_NO_TORCH:-0}" = 1 ] && torch_flag=OFF
 cached_flag=$(grep -s '^PACER_WITH_TORCH:' "$build_dir/CMakeCache.txt" | cut -d= -f2 || true)
-if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$cached_flag" != "$torch_flag" ]; then
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPACER_WITH_TORCH=$torch_flag >&2
+# Warnings are errors in CI (CI=true) only, so a user's newer compiler never breaks the build.
+werror_flag=OFF
+[ "${CI:-}" = true ] && werror_flag=ON
+cached_werror=$(grep -s '^PACER_WERROR:' "$build_dir/CMakeCache.txt" | cut -d= -f2 || true)
+if [ ! -f "$build_dir/CMakeCache.txt" ] || [ "$cached_flag" != "$torch_flag" ] ||
+  [ "$cached_werror" != "$werror_flag" ]; then
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DPACER_WITH_TORCH=$torch_flag \
+    -DPACER_WERROR=$werror_flag >&2
 fi
 cmake --build "$build_dir" -j "$jobs" >&2

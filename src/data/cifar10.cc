@@ -10,9 +10,26 @@
 
 namespace pacer {
 
-Dataset load_cifar10(const std::vector<std::string>& batch_paths) {
+Dataset load_cifar10(const std::vector<std::string>& batch_paths, const MemoryLimit& limit) {
   using data_internal::kCifarRecordBytes;
   if (batch_paths.empty()) fail("CIFAR-10: no batch files given");
+  // A record's bytes while the files are held, and its 3072 pixels as doubles.
+  constexpr double kBytesPerRecord = kCifarRecordBytes + 8.0 * (kCifarRecordBytes - 1);
+  const auto check_memory = [&](const std::string& path, double records) {
+    limit.check(records * kBytesPerRecord,
+                fmt::format("{}: {:.0f} CIFAR-10 records{}", path, records,
+                            batch_paths.size() > 1 ? " (with the other batch files)" : ""));
+  };
+  {
+    // Plain files are measured before any is read.
+    double records = 0;
+    for (const std::string& path : batch_paths) {
+      std::error_code ec;
+      const uintmax_t size = std::filesystem::file_size(path, ec);
+      if (!ec) records += static_cast<double>(size / kCifarRecordBytes);
+      if (!ec) check_memory(path, records);
+    }
+  }
   std::vector<std::string> contents;
   int64_t total_records = 0;
   const auto check_size = [](const std::string& path, uint64_t size) {
@@ -38,6 +55,7 @@ Dataset load_cifar10(const std::vector<std::string>& batch_paths) {
     }
     total_records += records;
     contents.push_back(std::move(bytes));
+    check_memory(path, static_cast<double>(total_records));  // a gzip file's size is known now
   }
 
   Dataset data;

@@ -26,7 +26,8 @@ void split_fields(std::string_view line, std::vector<std::string_view>& fields) 
 
 }  // namespace
 
-RawTable read_csv(const std::string& path, int label_column) {
+RawTable read_csv(const std::string& path, int label_column, const MemoryLimit& limit) {
+  check_text_size(path, limit);
   const std::string text = GzFile(path).read_rest();
 
   std::vector<std::string_view> fields;
@@ -68,8 +69,11 @@ RawTable read_csv(const std::string& path, int label_column) {
   });
 
   if (labels.empty()) fail("{}: no data rows", path);
-  RawTable table;
   const auto rows = static_cast<Eigen::Index>(labels.size());
+  // The parsed values are held twice while they are copied into the matrix.
+  limit.check(16.0 * static_cast<double>(rows) * (columns - 1) + static_cast<double>(text.size()),
+              fmt::format("{}: {} rows x {} features as a dense matrix", path, rows, columns - 1));
+  RawTable table;
   table.features = Eigen::Map<const RowMatrix>(features.data(), rows, columns - 1);
   table.labels = std::move(labels);
   return table;
@@ -77,8 +81,8 @@ RawTable read_csv(const std::string& path, int label_column) {
 
 }  // namespace data_internal
 
-Dataset load_csv(const std::string& path, int label_column) {
-  data_internal::RawTable raw = data_internal::read_csv(path, label_column);
+Dataset load_csv(const std::string& path, int label_column, const MemoryLimit& limit) {
+  data_internal::RawTable raw = data_internal::read_csv(path, label_column, limit);
   const auto coding = data_internal::LabelCoding::fit({&raw.labels});
   return data_internal::to_dataset(std::move(raw), coding, path);
 }

@@ -2,6 +2,7 @@
 // then unsigned bytes.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -48,9 +49,15 @@ std::vector<uint32_t> read_header(GzFile& file, uint32_t expected, int dims) {
   return sizes;
 }
 
-// Reads exactly `bytes` bytes of payload, failing if the file holds fewer or more.
-std::string read_payload(GzFile& file, uint64_t bytes, const std::string& what) {
-  std::string payload = file.read_up_to(bytes + 1);
+// Reads exactly `bytes` bytes of payload, failing if the file holds fewer or more. Reads at most
+// `cap` + 1 bytes: if the file holds more than `cap` of the `bytes` its header promises, calls
+// `refuse` (which throws), so that a header that lies is still reported as a truncated file and
+// a payload too large for the memory limit is never read.
+std::string read_payload(GzFile& file, uint64_t bytes, const std::string& what,
+                         uint64_t cap = UINT64_MAX - 1,
+                         const std::function<void()>& refuse = nullptr) {
+  std::string payload = file.read_up_to(std::min(bytes, cap) + 1);
+  if (payload.size() > cap && payload.size() <= bytes) refuse();
   if (payload.size() < bytes) {
     fail("{}: truncated: header says {} ({} bytes), file has {} bytes after the header",
          file.path(), what, bytes, payload.size());
@@ -78,7 +85,7 @@ uint32_t idx_magic(const std::string& path) {
   return file.read(bytes, 4) == 4 ? big_endian(bytes) : 0;
 }
 
-IdxImages read_idx_images(const std::string& path) {
+IdxImages read_idx_images(const std::string& path, const MemoryLimit& limit) {
   GzFile file(path);
   const std::vector<uint32_t> dims = read_header(file, kIdxImagesMagic, 3);
   check_count(file, dims[0], "images");
@@ -94,8 +101,16 @@ IdxImages read_idx_images(const std::string& path) {
   images.width = static_cast<int>(dims[2]);
   images.compressed = file.compressed();
   const uint64_t bytes = uint64_t{dims[0]} * dims[1] * dims[2];
+  // The pixel bytes and the doubles load_idx makes of them must fit the memory limit.
+  constexpr double kBytesPerPixel = 9;
+  const auto refuse = [&] {
+    limit.check(kBytesPerPixel * static_cast<double>(bytes),
+                fmt::format("{}: header says {} images of {}x{} pixels, which", path,
+                            images.count, images.height, images.width));
+  };
   images.pixels = read_payload(
-      file, bytes, fmt::format("{} images of {}x{}", images.count, images.height, images.width));
+      file, bytes, fmt::format("{} images of {}x{}", images.count, images.height, images.width),
+      static_cast<uint64_t>(limit.bytes() / kBytesPerPixel), refuse);
   return images;
 }
 
@@ -111,8 +126,9 @@ IdxLabels read_idx_labels(const std::string& path) {
 
 }  // namespace data_internal
 
-Dataset load_idx(const std::string& images_path, const std::string& labels_path) {
-  const data_internal::IdxImages images = data_internal::read_idx_images(images_path);
+Dataset load_idx(const std::string& images_path, const std::string& labels_path,
+                 const MemoryLimit& limit) {
+  const data_internal::IdxImages images = data_internal::read_idx_images(images_path, limit);
   const data_internal::IdxLabels labels = data_internal::read_idx_labels(labels_path);
   const auto label_count = static_cast<int64_t>(labels.labels.size());
   if (label_count != images.count) {

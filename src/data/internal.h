@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pacer/core/memory.h"
 #include "pacer/data/dataset.h"
 
 struct gzFile_s;  // zlib's file handle
@@ -38,7 +39,9 @@ class GzFile {
   gzFile_s* file_ = nullptr;
 };
 
-// IDX files (loaders.h). The payload is checked against the header before anything is returned.
+// IDX files (loaders.h). The payload is checked against the header before anything is returned;
+// read_idx_images refuses a header whose images (bytes, and the doubles load_idx makes of them)
+// would exceed `limit`, before reading them.
 struct IdxImages {
   int count = 0;
   int height = 0;
@@ -54,7 +57,8 @@ struct IdxLabels {
 uint32_t idx_magic(const std::string& path);
 inline constexpr uint32_t kIdxImagesMagic = 0x00000803;
 inline constexpr uint32_t kIdxLabelsMagic = 0x00000801;
-IdxImages read_idx_images(const std::string& path);
+IdxImages read_idx_images(const std::string& path,
+                          const MemoryLimit& limit = MemoryLimit::system_default());
 IdxLabels read_idx_labels(const std::string& path);
 
 inline constexpr int kCifarRecordBytes = 1 + 3 * 32 * 32;
@@ -64,8 +68,15 @@ struct RawTable {
   RowMatrix features;
   std::vector<double> labels;
 };
-RawTable read_libsvm(const std::string& path, int num_features);
-RawTable read_csv(const std::string& path, int label_column);
+// Both refuse, before allocating it, a table whose dense matrix (and, for CSV, the values parsed
+// into it) would exceed `limit`, and a plain file larger than the limit before reading it.
+RawTable read_libsvm(const std::string& path, int num_features,
+                     const MemoryLimit& limit = MemoryLimit::system_default());
+RawTable read_csv(const std::string& path, int label_column,
+                  const MemoryLimit& limit = MemoryLimit::system_default());
+// Refuses (before it is read) a plain, uncompressed file larger than `limit`: reading a text
+// table holds at least its whole text. A gzip file's size is known only once it is read.
+void check_text_size(const std::string& path, const MemoryLimit& limit);
 
 // Calls `visit(line, line_number)` for every line of `text` (1-based numbers) that is not empty,
 // all whitespace, or a comment starting with '#'. Strips a trailing '\r'.

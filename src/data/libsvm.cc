@@ -12,10 +12,6 @@ namespace pacer {
 namespace data_internal {
 namespace {
 
-// Dense storage is what the models compute on; this bounds it (16 GiB of doubles) so that one
-// absurd index cannot make the loader try to allocate terabytes.
-constexpr int64_t kMaxDenseValues = int64_t{1} << 31;
-
 // Splits on spaces and tabs, calling `visit(token)` for each non-empty token.
 template <typename Visit>
 void for_each_token(std::string_view line, Visit visit) {
@@ -32,8 +28,9 @@ void for_each_token(std::string_view line, Visit visit) {
 
 }  // namespace
 
-RawTable read_libsvm(const std::string& path, int num_features) {
+RawTable read_libsvm(const std::string& path, int num_features, const MemoryLimit& limit) {
   if (num_features < 0) fail("{}: number of features must be >= 0, got {}", path, num_features);
+  check_text_size(path, limit);
   const std::string text = GzFile(path).read_rest();
 
   std::vector<double> labels;
@@ -92,9 +89,11 @@ RawTable read_libsvm(const std::string& path, int num_features) {
   const int width = num_features > 0 ? num_features : max_index;
   if (width == 0) fail("{}: no features; every line holds only a label", path);
   const auto rows = static_cast<int64_t>(labels.size());
-  if (rows * width > kMaxDenseValues) {
-    fail("{}: {} samples x {} features is too large to hold as a dense matrix", path, rows, width);
-  }
+  // Dense storage is what the models compute on: one absurd index makes it huge, so it is
+  // bounded before it is allocated.
+  limit.check(8.0 * static_cast<double>(rows) * width,
+              fmt::format("{}: {} samples x {} features ({}) as a dense matrix", path, rows, width,
+                          num_features > 0 ? "data.features" : "the largest feature index"));
   RawTable table;
   table.features = RowMatrix::Zero(rows, width);
   int64_t entry = 0;
@@ -107,8 +106,8 @@ RawTable read_libsvm(const std::string& path, int num_features) {
 
 }  // namespace data_internal
 
-Dataset load_libsvm(const std::string& path, int num_features) {
-  data_internal::RawTable raw = data_internal::read_libsvm(path, num_features);
+Dataset load_libsvm(const std::string& path, int num_features, const MemoryLimit& limit) {
+  data_internal::RawTable raw = data_internal::read_libsvm(path, num_features, limit);
   const auto coding = data_internal::LabelCoding::fit({&raw.labels});
   return data_internal::to_dataset(std::move(raw), coding, path);
 }

@@ -66,7 +66,8 @@ void share_classes(DataSplit& split) {
   split.train.num_classes = split.test.num_classes = classes;
 }
 
-DataSplit load_image_dir(const Config& config, const std::string& source) {
+DataSplit load_image_dir(const Config& config, const std::string& source,
+                         const MemoryLimit& limit) {
   const std::string dir =
       config.get_string("data.dir", source == "mnist" ? kMnistDir : kFashionMnistDir);
   // Every file is located before any is read, so a missing one is reported at once.
@@ -75,12 +76,12 @@ DataSplit load_image_dir(const Config& config, const std::string& source) {
   const std::string test_images = standard_file(dir, "t10k-images-idx3-ubyte", source);
   const std::string test_labels = standard_file(dir, "t10k-labels-idx1-ubyte", source);
   DataSplit split;
-  split.train = load_idx(train_images, train_labels);
-  split.test = load_idx(test_images, test_labels);
+  split.train = load_idx(train_images, train_labels, limit);
+  split.test = load_idx(test_images, test_labels, limit);
   return split;
 }
 
-DataSplit load_idx_files(const Config& config) {
+DataSplit load_idx_files(const Config& config, const MemoryLimit& limit) {
   // Keys are all read before any file, so a config mistake is reported before an I/O one.
   const std::string train_images = config.require_string("data.train_images");
   const std::string train_labels = config.require_string("data.train_labels");
@@ -88,12 +89,12 @@ DataSplit load_idx_files(const Config& config) {
   const std::string test_images = has_test ? config.require_string("data.test_images") : "";
   const std::string test_labels = has_test ? config.require_string("data.test_labels") : "";
   DataSplit split;
-  split.train = load_idx(train_images, train_labels);
-  split.test = has_test ? load_idx(test_images, test_labels) : empty_like(split.train);
+  split.train = load_idx(train_images, train_labels, limit);
+  split.test = has_test ? load_idx(test_images, test_labels, limit) : empty_like(split.train);
   return split;
 }
 
-DataSplit load_cifar_dir(const Config& config) {
+DataSplit load_cifar_dir(const Config& config, const MemoryLimit& limit) {
   const std::string dir = config.get_string("data.dir", kCifar10Dir);
   const auto file = [&](const std::string& name) {
     const std::string path = dir + "/" + name;
@@ -109,20 +110,20 @@ DataSplit load_cifar_dir(const Config& config) {
   for (int b = 1; b <= 5; ++b) train_files.push_back(file(fmt::format("data_batch_{}.bin", b)));
   const std::string test_file = file("test_batch.bin");
   DataSplit split;
-  split.train = load_cifar10(train_files);
-  split.test = load_cifar10({test_file});
+  split.train = load_cifar10(train_files, limit);
+  split.test = load_cifar10({test_file}, limit);
   return split;
 }
 
 // LIBSVM or CSV: train and test are read raw and their labels coded together, so a class missing
 // from one file does not shift the other's class indices.
-DataSplit load_text(const Config& config, bool libsvm) {
+DataSplit load_text(const Config& config, bool libsvm, const MemoryLimit& limit) {
   const int width = libsvm ? int_key(config, "data.features", 0, 0) : 0;
   const int label_column =
       libsvm ? 0 : int_key(config, "data.label_column", -1, std::numeric_limits<int>::min());
   const auto read = [&](const std::string& path) {
-    return libsvm ? data_internal::read_libsvm(path, width)
-                  : data_internal::read_csv(path, label_column);
+    return libsvm ? data_internal::read_libsvm(path, width, limit)
+                  : data_internal::read_csv(path, label_column, limit);
   };
   const std::string train_path = config.require_string("data.train");
   const std::string test_path = config.has("data.test") ? config.require_string("data.test") : "";
@@ -132,6 +133,11 @@ DataSplit load_text(const Config& config, bool libsvm) {
     test = read(test_path);
     // LIBSVM files infer their width from the largest index each one uses.
     const Eigen::Index cols = std::max(train.features.cols(), test.features.cols());
+    limit.check(
+        8.0 * static_cast<double>(train.features.rows() + test.features.rows()) *
+            static_cast<double>(cols),
+        fmt::format("{} and {}: {} + {} samples x {} features as dense matrices", train_path,
+                    test_path, train.features.rows(), test.features.rows(), cols));
     for (data_internal::RawTable* table : {&train, &test}) {
       if (libsvm && table->features.cols() < cols) {
         table->features.conservativeResizeLike(RowMatrix::Zero(table->features.rows(), cols));
@@ -149,9 +155,25 @@ DataSplit load_text(const Config& config, bool libsvm) {
   return split;
 }
 
+// What the generator and the split after it hold at once: the rows and labels twice (generated,
+// then copied into train and test), a correlated covariance's rotation and the Gaussian matrix it
+// comes from, the blob centres.
+void check_synthetic_memory(const std::string& generator, const SyntheticOptions& options,
+                            int test_rows, const MemoryLimit& limit) {
+  const double features = options.features;
+  double bytes = 16.0 * options.samples * (features + 1);
+  if (generator != "blobs" && options.condition_number != 1) bytes += 16.0 * features * features;
+  if (generator == "blobs") bytes += 8.0 * options.classes * features;
+  limit.check(
+      bytes, fmt::format("data.samples = {}{} with data.features = {}", options.samples - test_rows,
+                         test_rows > 0 ? fmt::format(" + data.test_samples = {}", test_rows)
+                                       : std::string(),
+                         options.features));
+}
+
 // One generator call for train and test together, split afterwards: both sets come from the
 // same problem (x*, centres), and the training rows do not depend on test_samples.
-DataSplit load_synthetic(const Config& config, uint64_t seed) {
+DataSplit load_synthetic(const Config& config, uint64_t seed, const MemoryLimit& limit) {
   const std::string generator =
       config.get_choice("data.generator", "least_squares", {"least_squares", "logistic", "blobs"});
   SyntheticOptions options;
@@ -176,6 +198,7 @@ DataSplit load_synthetic(const Config& config, uint64_t seed) {
     config.fail_key("data.test_samples", "a total with data.samples below 2^31");
   }
   options.samples = train_rows + test_rows;
+  check_synthetic_memory(generator, options, test_rows, limit);
 
   Rng rng(seed, "data.synthetic");
   Dataset all = generator == "least_squares" ? make_least_squares(options, rng)
@@ -214,18 +237,19 @@ DataSplit load_data(const Config& config, uint64_t seed) {
   const int max_test = int_key(config, "data.max_test", 0, 0);
   const std::string method =
       config.get_choice("data.normalize", images ? "scale" : "none", {"none", "scale", "standard"});
+  const MemoryLimit limit = MemoryLimit::from_config(config);
 
   DataSplit split;
   if (source == "fashion-mnist" || source == "mnist") {
-    split = load_image_dir(config, source);
+    split = load_image_dir(config, source, limit);
   } else if (source == "idx") {
-    split = load_idx_files(config);
+    split = load_idx_files(config, limit);
   } else if (source == "cifar10") {
-    split = load_cifar_dir(config);
+    split = load_cifar_dir(config, limit);
   } else if (source == "libsvm" || source == "csv") {
-    split = load_text(config, source == "libsvm");
+    split = load_text(config, source == "libsvm", limit);
   } else {
-    split = load_synthetic(config, seed);
+    split = load_synthetic(config, seed, limit);
   }
   if (split.test.rows() > 0) check_same_width(split);
   share_classes(split);

@@ -2,11 +2,19 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "internal.h"
 #include "pacer/core/error.h"
 
 namespace pacer::data_internal {
+
+void check_text_size(const std::string& path, const MemoryLimit& limit) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || GzFile(path).compressed()) return;
+  limit.check(static_cast<double>(size), fmt::format("{}: reading a text file of this size", path));
+}
 
 void for_each_line(std::string_view text, const std::function<void(std::string_view, int)>& visit) {
   int number = 0;

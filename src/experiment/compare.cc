@@ -4,14 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/plot.h"
+#include "pacer/experiment/report.h"
 
 namespace pacer {
 namespace {
@@ -50,37 +54,324 @@ std::string run_folder(std::string spec) {
   return spec;
 }
 
-// The values of one column over a comparison's seeds.
-struct Stat {
+// Steps that a time or work budget allows: no limit in practice (the budget ends the run).
+constexpr int64_t kUnlimitedSteps = int64_t{1} << 50;
+
+Budget parse_budget(const std::string& text) {
+  const size_t eq = text.find('=');
+  const std::string kind = text.substr(0, eq);
+  double value = 0;
+  try {
+    size_t used = 0;
+    value = eq == std::string::npos ? 0 : std::stod(text.substr(eq + 1), &used);
+    if (used != text.size() - eq - 1) value = 0;
+  } catch (const std::exception&) {
+    value = 0;
+  }
+  Budget b;
+  if (kind == "time") {
+    b.kind = Budget::Kind::kTime;
+  } else if (kind == "work") {
+    b.kind = Budget::Kind::kWork;
+  } else if (kind == "steps") {
+    b.kind = Budget::Kind::kSteps;
+  } else {
+    fail("--budget '{}': expected time=SECONDS, work=UNITS or steps=UPDATES", text);
+  }
+  if (!(value > 0) || !std::isfinite(value) ||
+      (b.kind == Budget::Kind::kSteps && value != std::floor(value))) {
+    fail("--budget '{}': expected a positive {} after '='", text,
+         b.kind == Budget::Kind::kSteps ? "integer" : "number");
+  }
+  b.value = value;
+  return b;
+}
+
+// The default budget (CompareOptions::budget) from the validated probes' summaries.
+Budget default_budget(const std::vector<nlohmann::json>& probes) {
+  const nlohmann::json& first = probes.front();
+  const bool any_async = std::any_of(probes.begin(), probes.end(), [](const nlohmann::json& p) {
+    return !p["synchronous"].get<bool>();
+  });
+  Budget b;
+  if (!any_async) {
+    b.kind = Budget::Kind::kSteps;
+    b.value = first["max_steps"].get<double>();
+    return b;
+  }
+  b.kind = Budget::Kind::kTime;
+  if (first["max_time"].get<double>() > 0) {
+    b.value = first["max_time"].get<double>();
+  } else if (first["gradients_per_second"].is_number()) {
+    b.value = first["max_steps"].get<double>() / first["gradients_per_second"].get<double>();
+  } else {
+    fail(
+        "asynchronous methods are compared at equal simulated time, and this timing model states "
+        "no mean compute times to derive one from max_steps: set max_time or pass --budget time=T");
+  }
+  return b;
+}
+
+// Gives `config` the budget: its limit set, the other limits lifted.
+void apply_budget(Config& config, const Budget& b) {
+  const bool steps = b.kind == Budget::Kind::kSteps;
+  if (!steps && config.get_string("optimizer.schedule", "constant") == "cosine" &&
+      !config.has("optimizer.horizon")) {
+    fail(
+        "--budget {}: the cosine schedule's horizon is max_steps, which a time or work budget "
+        "lifts; set optimizer.horizon",
+        b.describe());
+  }
+  config.set_int("max_steps", steps ? static_cast<int64_t>(b.value) : kUnlimitedSteps);
+  config.set_double("max_time", b.kind == Budget::Kind::kTime ? b.value : 0.0);
+  config.set_double("max_work", b.kind == Budget::Kind::kWork ? b.value : 0.0);
+}
+
+double number_or_na(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNotAvailable;
+}
+
+SeedRun seed_run(const nlohmann::json& s, uint64_t seed, const std::string& folder) {
+  SeedRun r;
+  r.seed = seed;
+  r.folder = folder;
+  r.status = s["status"].get<std::string>();
+  r.diverged = r.status == "diverged";
+  const nlohmann::json& targets = s["targets"];
+  if (!targets.empty() && targets[0]["reached"].get<bool>()) {
+    r.reached = true;
+    r.steps_to_target = targets[0]["steps"].get<double>();
+    r.time_to_target = targets[0]["time"].get<double>();
+    r.work_to_target = targets[0]["work_units"].get<double>();
+  }
+  r.end_steps = s["steps"].get<double>();
+  r.end_time = s["time"].get<double>();
+  r.end_work = s["work_units"].get<double>();
+  r.step_time = s["mean_step_time"].get<double>();
+  r.units_per_job = s["work_units_per_job"].get<double>();
+  r.units_per_worker_step = s["work_units_per_step"].get<double>() / s["workers"].get<double>();
+  const nlohmann::json& fin = s["final"];
+  r.final_loss = number_or_na(fin, "full_loss");
+  r.tilde_loss = number_or_na(fin, "tilde_loss");
+  r.grad_norm_sq = number_or_na(fin, "grad_norm_sq");
+  r.test_accuracy = number_or_na(fin, "test_accuracy");
+  return r;
+}
+
+// A target quantity over seeds, censored: a seed that did not reach the target contributes its
+// end value (a lower bound of what it would have needed).
+Estimate censored_estimate(const std::vector<SeedRun>& runs, double SeedRun::*at_target,
+                           double SeedRun::*at_end) {
   std::vector<double> values;
-  void add(double v) { values.push_back(v); }
-  double mean() const {
-    double sum = 0;
-    for (double v : values) sum += v;
-    return sum / static_cast<double>(values.size());
+  int censored = 0;
+  for (const SeedRun& r : runs) {
+    values.push_back(r.reached ? r.*at_target : r.*at_end);
+    censored += r.reached ? 0 : 1;
   }
-  // Sample standard deviation; 0 for a single value.
-  double sd() const {
-    if (values.size() < 2) return 0.0;
-    const double m = mean();
-    double var = 0;
-    for (double v : values) var += (v - m) * (v - m);
-    return std::sqrt(var / static_cast<double>(values.size() - 1));
+  return estimate(values, censored);
+}
+
+Estimate plain_estimate(const std::vector<SeedRun>& runs, double SeedRun::*field) {
+  std::vector<double> values;
+  for (const SeedRun& r : runs) values.push_back(r.*field);
+  return estimate(values);
+}
+
+void summarize_method(MethodResult& m, bool has_target) {
+  m.reached = 0;
+  m.diverged = 0;
+  for (const SeedRun& r : m.runs) {
+    m.reached += r.reached ? 1 : 0;
+    m.diverged += r.diverged ? 1 : 0;
   }
-  // "mean ± sd" with `spec` for each number ("mean" alone for one value, "—" for none).
-  std::string format(const char* spec) const {
-    if (values.empty()) return "—";
-    if (values.size() == 1) return fmt::format(fmt::runtime(spec), mean());
-    return fmt::format(fmt::runtime(std::string(spec) + " ± " + spec), mean(), sd());
+  if (has_target) {
+    m.steps_to_target = censored_estimate(m.runs, &SeedRun::steps_to_target, &SeedRun::end_steps);
+    m.time_to_target = censored_estimate(m.runs, &SeedRun::time_to_target, &SeedRun::end_time);
+    m.work_to_target = censored_estimate(m.runs, &SeedRun::work_to_target, &SeedRun::end_work);
   }
-  std::string csv() const { return values.empty() ? "," : fmt::format("{},{}", mean(), sd()); }
+  m.step_time = plain_estimate(m.runs, &SeedRun::step_time);
+  m.units_per_job = plain_estimate(m.runs, &SeedRun::units_per_job);
+  m.units_per_worker_step = plain_estimate(m.runs, &SeedRun::units_per_worker_step);
+  m.final_loss = plain_estimate(m.runs, &SeedRun::final_loss);
+  m.tilde_loss = plain_estimate(m.runs, &SeedRun::tilde_loss);
+  m.grad_norm_sq = plain_estimate(m.runs, &SeedRun::grad_norm_sq);
+  m.test_accuracy = plain_estimate(m.runs, &SeedRun::test_accuracy);
+}
+
+std::string csv_estimate(const Estimate& e) {
+  auto num = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
+  return fmt::format("{},{},{},{}", num(e.mean), num(e.low), num(e.high), e.censored);
+}
+
+struct Table {
+  std::string markdown, csv;
 };
 
-struct Row {
-  std::string spec;
-  int runs = 0, reached = 0, diverged = 0;
-  Stat steps, time, step_time, units_per_worker_step, units_per_job, accuracy, final_loss;
-};
+Table make_table(const Comparison& c) {
+  const bool has_target = !c.targets.empty();
+  const bool any_async = std::any_of(c.methods.begin(), c.methods.end(),
+                                     [](const MethodResult& m) { return m.asynchronous; });
+  const bool tuned = !c.tuned_key.empty();
+  Table t;
+  t.markdown = fmt::format(
+      "Budget: {} per run{}. {} seed{} ({}). Each cell: mean [95 % Student-t interval over "
+      "seeds]; \"≥\": some seeds did not reach the target within the budget, and their end "
+      "values (lower bounds) are averaged in.\n\n",
+      c.budget.describe(), has_target && c.budget.stop_at_target ? ", stopping at the target" : "",
+      c.seeds.size(), c.seeds.size() == 1 ? "" : "s", fmt::join(c.seeds, ", "));
+  std::string header = "| method |";
+  std::string rule = "|---|";
+  auto column = [&](const std::string& name) {
+    header += " " + name + " |";
+    rule += "---|";
+  };
+  if (tuned) column("tuned " + c.tuned_key);
+  if (has_target) {
+    column("reached");
+    column("steps to target");
+    column("time to target (s)");
+  }
+  column("diverged");
+  column("time/step (s)");
+  column("units/job");
+  column("units/worker/step");
+  column("final F");
+  if (any_async) column("final F̃");
+  column("final ‖∇F‖²");
+  column("test acc");
+  t.markdown += header + "\n" + rule + "\n";
+  for (const MethodResult& m : c.methods) {
+    std::string row = "| " + m.spec + " |";
+    auto cell = [&row](const std::string& text) { row += " " + text + " |"; };
+    if (tuned) cell(m.tuned_value);
+    if (has_target) {
+      cell(fmt::format("{}/{}", m.reached, m.runs.size()));
+      cell(format_estimate(m.steps_to_target, "{:.0f}"));
+      cell(format_estimate(m.time_to_target, "{:.2f}"));
+    }
+    cell(fmt::format("{}", m.diverged));
+    cell(format_estimate(m.step_time, "{:.3f}"));
+    cell(format_estimate(m.units_per_job, "{:.2f}"));
+    cell(format_estimate(m.units_per_worker_step, "{:.2f}"));
+    cell(format_estimate(m.final_loss, "{:.4g}"));
+    if (any_async) cell(m.asynchronous ? format_estimate(m.tilde_loss, "{:.4g}") : "—");
+    cell(format_estimate(m.grad_norm_sq, "{:.3g}"));
+    cell(format_estimate(m.test_accuracy, "{:.4f}"));
+    t.markdown += row + "\n";
+  }
+  t.csv =
+      "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
+      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
+      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
+      "step_time_censored,units_per_job_mean,units_per_job_low,units_per_job_high,"
+      "units_per_job_censored,units_per_worker_step_mean,units_per_worker_step_low,"
+      "units_per_worker_step_high,units_per_worker_step_censored,final_loss_mean,final_loss_low,"
+      "final_loss_high,final_loss_censored,tilde_loss_mean,tilde_loss_low,tilde_loss_high,"
+      "tilde_loss_censored,grad_norm_sq_mean,grad_norm_sq_low,grad_norm_sq_high,"
+      "grad_norm_sq_censored,test_accuracy_mean,test_accuracy_low,test_accuracy_high,"
+      "test_accuracy_censored\n";
+  for (const MethodResult& m : c.methods) {
+    t.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.spec, m.tuned_value,
+                         m.runs.size(), m.reached, m.diverged, csv_estimate(m.steps_to_target),
+                         csv_estimate(m.time_to_target), csv_estimate(m.step_time),
+                         csv_estimate(m.units_per_job), csv_estimate(m.units_per_worker_step),
+                         csv_estimate(m.final_loss), csv_estimate(m.tilde_loss),
+                         csv_estimate(m.grad_norm_sq) + "," + csv_estimate(m.test_accuracy));
+  }
+  return t;
+}
+
+// One run of a comparison: `config` at `seed` on that seed's problem, into <out_dir>/<run_dir>.
+SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
+                const std::string& run_dir, const std::string& label, const std::string& out_dir) {
+  Config c = config;
+  c.set_int("seed", static_cast<int64_t>(seed));
+  RunOptions run;
+  run.problem = &problem;
+  run.reject_unknown_keys = false;
+  run.throw_on_divergence = false;
+  run.label = fmt::format("{} seed {}", label, seed);
+  if (!out_dir.empty()) run.out_dir = out_dir + "/" + run_dir;
+  const RunOutcome outcome = run_experiment(c, run);
+  if (outcome.status == "diverged") log_warning("{}: training diverged", run.label);
+  return seed_run(outcome.summary, seed, run_dir);
+}
+
+// The problem (data, partitions, model) of one seed.
+Problem problem_for_seed(const Config& shared, uint64_t seed) {
+  Config seeded = shared;
+  seeded.set_int("seed", static_cast<int64_t>(seed));
+  return build_problem(seeded, seed);
+}
+
+// Splits "KEY=v1,v2,..." into the key and its values.
+std::pair<std::string, std::vector<std::string>> parse_tune(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    fail("--tune '{}': expected KEY=v1,v2,... (e.g. optimizer.lr=0.01,0.03,0.1)", text);
+  }
+  std::vector<std::string> values;
+  size_t start = eq + 1;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string value = text.substr(start, comma - start);
+    if (value.empty()) fail("--tune '{}': an empty value in the list", text);
+    values.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return {text.substr(0, eq), values};
+}
+
+// One line of a method's tuning log: the value and its score on the tuning seeds.
+std::string describe_trial(const Comparison& c, const std::string& value, const MethodResult& m) {
+  std::string diverged = m.diverged ? fmt::format(", {} diverged", m.diverged) : std::string();
+  if (!c.targets.empty()) {
+    return fmt::format("{} = {}: time to target {} s, {}/{} reached{}", c.tuned_key, value,
+                       format_estimate(m.time_to_target, "{:.2f}"), m.reached, m.runs.size(),
+                       diverged);
+  }
+  return fmt::format("{} = {}: final F {}{}", c.tuned_key, value,
+                     format_estimate(m.final_loss, "{:.4g}"), diverged);
+}
+
+// Tunes every method's key over the grid on the tuning seeds (seed-major, so each seed's problem
+// is built once), then sets the best value in each config and records the choices in `c`.
+void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
+          const std::string& out_dir) {
+  const bool has_target = !c.targets.empty();
+  const size_t methods = configs.size(), values = c.tuned_grid.size();
+  std::vector<std::vector<MethodResult>> trials(methods, std::vector<MethodResult>(values));
+  for (uint64_t seed : c.tuning_seeds) {
+    const Problem problem = problem_for_seed(shared, seed);
+    for (size_t m = 0; m < methods; ++m) {
+      for (size_t v = 0; v < values; ++v) {
+        Config trial = configs[m];
+        trial.set(c.tuned_key + "=" + c.tuned_grid[v]);
+        const std::string& spec = c.methods[m].spec;
+        trials[m][v].runs.push_back(run_one(
+            trial, problem, seed,
+            fmt::format("tuning/{}/{}/seed{}", run_folder(spec), c.tuned_grid[v], seed),
+            fmt::format("{} ({} = {}, tuning)", spec, c.tuned_key, c.tuned_grid[v]), out_dir));
+      }
+    }
+  }
+  for (size_t m = 0; m < methods; ++m) {
+    MethodResult& result = c.methods[m];
+    std::pair<int, double> best_score;
+    for (size_t v = 0; v < values; ++v) {
+      MethodResult& scored = trials[m][v];
+      summarize_method(scored, has_target);
+      const std::pair<int, double> score = criterion_score(scored, has_target);
+      result.tuning_log.push_back(describe_trial(c, c.tuned_grid[v], scored));
+      if (result.tuned_value.empty() || score < best_score) {  // ties keep the earlier value
+        best_score = score;
+        result.tuned_value = c.tuned_grid[v];
+      }
+    }
+    configs[m].set(c.tuned_key + "=" + result.tuned_value);
+  }
+}
 
 }  // namespace
 
@@ -101,113 +392,128 @@ std::vector<std::string> split_method_list(const std::string& list) {
 CompareResult run_comparison(const Config& config, const CompareOptions& options) {
   if (options.methods.empty()) fail("--methods: expected at least one method");
   if (options.seeds <= 0) fail("--seeds: expected a positive integer, got {}", options.seeds);
+  if (!options.tune.empty() && options.tuning_seeds <= 0) {
+    fail("--tune-seeds: expected a positive integer, got {}", options.tuning_seeds);
+  }
   const uint64_t first_seed = read_seed(config);
+  Comparison c;
+  c.config_path = config.source();
+  c.name = config.source().empty() ? "comparison"
+                                   : std::filesystem::path(config.source()).stem().string();
+  if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
 
+  // The data, partitions and model are shared, and no spec may set their keys: build them once
+  // from the config, before the specs' configs are copied from it, so that each of those has
+  // read (and resolved) the problem's keys too.
+  Config shared = config;
+  Problem problem = build_problem(shared, first_seed);
   // Validate every spec and the keys it reads before running anything: a key is unknown only
   // if no method of the comparison reads it.
   std::vector<Config> configs;
-  for (const std::string& spec : options.methods) configs.push_back(config_for(config, spec));
-  Problem problem = build_problem(configs[0], first_seed);
-  // A key is unknown when every compared config that holds it leaves it unread: a key of the
-  // shared config must be read by some method, a key a spec sets by that spec's method.
+  for (const std::string& spec : options.methods) configs.push_back(config_for(shared, spec));
+  // A spec that switches a component (its method, or a timing.model it sets) drops the file's
+  // keys of that component that its run leaves unread, as pacer run does for --set
+  // (Config::drop_replaced_keys; run_experiment drops them from each run's config.toml).
+  // A key is unknown when every compared config that still holds it leaves it unread: a key of
+  // the shared config must be read by some method, a key a spec sets by that spec's method.
   std::map<std::string, size_t> unread_count;
+  std::vector<Config> probes;
+  std::vector<nlohmann::json> probe_summaries;
+  // The dropped keys ("method.decoder, method.s") and the specs that dropped them, in spec order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> dropped_by;
   for (size_t m = 0; m < configs.size(); ++m) {
-    Config probe = configs[m];
+    Config& probe = probes.emplace_back(configs[m]);
+    if (!c.tuned_key.empty()) probe.set(c.tuned_key + "=" + c.tuned_grid.front());
     RunOptions dry;
     dry.problem = &problem;
     dry.reject_unknown_keys = false;
     dry.dry_run = true;
-    run_experiment(probe, dry);
-    for (const std::string& key : probe.unread_keys()) ++unread_count[key];
+    probe_summaries.push_back(run_experiment(probe, dry).summary);
+    std::vector<std::string> dropped;
+    for (const Config::Switch& change : probe.drop_replaced_keys()) {
+      dropped.insert(dropped.end(), change.dropped.begin(), change.dropped.end());
+    }
+    if (!dropped.empty()) {
+      const std::string keys = fmt::format("{}", fmt::join(dropped, ", "));
+      auto same = std::find_if(dropped_by.begin(), dropped_by.end(),
+                               [&](const auto& entry) { return entry.first == keys; });
+      if (same == dropped_by.end()) same = dropped_by.insert(dropped_by.end(), {keys, {}});
+      same->second.push_back(options.methods[m]);
+    }
+    for (const std::string& key : probe.unread_keys()) {
+      if (key == c.tuned_key) {
+        fail("--tune {}: {} does not read {}", options.tune, options.methods[m], c.tuned_key);
+      }
+      ++unread_count[key];
+    }
   }
   for (const auto& [key, unread] : unread_count) {
     size_t holders = 0;
-    for (const Config& c : configs) holders += c.has(key) ? 1 : 0;
+    for (const Config& probe : probes) holders += probe.has(key) ? 1 : 0;
     if (unread < holders) continue;
     fail("{}: unknown key '{}' (misspelt, or not used by {})",
          config.source().empty() ? "config" : config.source(), key,
          holders == configs.size() ? "any compared method" : "the method whose spec sets it");
   }
-
-  std::vector<Row> rows(options.methods.size());
-  for (int k = 0; k < options.seeds; ++k) {
-    const uint64_t seed = first_seed + static_cast<uint64_t>(k);
-    if (k > 0) {
-      Config seeded = configs[0];
-      seeded.set_int("seed", static_cast<int64_t>(seed));
-      problem = build_problem(seeded, seed);
+  if (!dropped_by.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [keys, specs] : dropped_by) {
+      parts.push_back(fmt::format("{} (for {})", keys, fmt::join(specs, ", ")));
     }
-    for (size_t m = 0; m < options.methods.size(); ++m) {
-      Row& row = rows[m];
-      row.spec = options.methods[m];
-      Config c = configs[m];
-      c.set_int("seed", static_cast<int64_t>(seed));
-      RunOptions run;
-      run.problem = &problem;
-      run.reject_unknown_keys = false;
-      run.label = fmt::format("{} seed {}", row.spec, seed);
-      if (!options.out_dir.empty()) {
-        run.out_dir = fmt::format("{}/{}/seed{}", options.out_dir, run_folder(row.spec), seed);
-      }
-      ++row.runs;
-      RunOutcome outcome;
-      try {
-        outcome = run_experiment(c, run);
-      } catch (const DivergedError& e) {
-        log_warning("{}", e.what());
-        ++row.diverged;
-        continue;
-      }
-      const nlohmann::json& s = outcome.summary;
-      const nlohmann::json& targets = s["targets"];
-      if (!targets.empty() && targets[0]["reached"].get<bool>()) {
-        ++row.reached;
-        row.steps.add(targets[0]["steps"].get<double>());
-        row.time.add(targets[0]["time"].get<double>());
-      }
-      row.step_time.add(s["mean_step_time"].get<double>());
-      row.units_per_worker_step.add(s["work_units_per_step"].get<double>() /
-                                    s["workers"].get<double>());
-      row.units_per_job.add(s["work_units_per_job"].get<double>());
-      const nlohmann::json& fin = s["final"];
-      if (fin.contains("test_accuracy")) row.accuracy.add(fin["test_accuracy"].get<double>());
-      if (fin.contains("full_loss")) row.final_loss.add(fin["full_loss"].get<double>());
-    }
+    log_info("--methods dropped keys of {} that a spec's switched component does not read: {}",
+             config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
   }
 
+  // What the validated runs will do: the budget, the targets, each method's family.
+  const nlohmann::json& first = probe_summaries.front();
+  c.budget =
+      options.budget.empty() ? default_budget(probe_summaries) : parse_budget(options.budget);
+  c.budget.stop_at_target = first["stop_at_targets"].get<bool>();
+  c.targets = first["targets"].get<std::vector<double>>();
+  c.target_on = first["target_on"].get<std::string>();
+  c.target_hold = first["target_hold"].get<int64_t>();
+  c.criterion = c.targets.empty() ? "final F" : "time to target";
+  for (Config& method_config : configs) apply_budget(method_config, c.budget);
+  for (int k = 0; k < options.seeds; ++k) c.seeds.push_back(first_seed + k);
+  for (size_t m = 0; m < options.methods.size(); ++m) {
+    MethodResult& result = c.methods.emplace_back();
+    result.spec = options.methods[m];
+    result.folder = run_folder(result.spec);
+    result.asynchronous = !probe_summaries[m]["synchronous"].get<bool>();
+  }
+  if (!c.tuned_key.empty()) {
+    for (int k = 0; k < options.tuning_seeds; ++k) {
+      c.tuning_seeds.push_back(first_seed + options.seeds + k);
+    }
+    tune(shared, configs, c, options.out_dir);
+  }
+
+  // The reported runs, seed-major so that each seed's problem is built once.
+  for (uint64_t seed : c.seeds) {
+    const Problem seed_problem =
+        seed == first_seed ? std::move(problem) : problem_for_seed(shared, seed);
+    for (size_t m = 0; m < configs.size(); ++m) {
+      MethodResult& result = c.methods[m];
+      result.runs.push_back(run_one(configs[m], seed_problem, seed,
+                                    fmt::format("{}/seed{}", result.folder, seed), result.spec,
+                                    options.out_dir));
+    }
+  }
+  for (MethodResult& m : c.methods) summarize_method(m, !c.targets.empty());
+
+  const Table table = make_table(c);
   CompareResult result;
-  result.markdown =
-      "| method | reached | steps to target | time to target | time/step | units/job | "
-      "units/worker/step | final loss | test acc |\n|---|---|---|---|---|---|---|---|---|\n";
-  result.csv =
-      "method,runs,reached,diverged,steps_mean,steps_sd,time_mean,time_sd,step_time_mean,"
-      "step_time_sd,units_per_job_mean,units_per_job_sd,units_per_worker_step_mean,"
-      "units_per_worker_step_sd,final_loss_mean,"
-      "final_loss_sd,test_accuracy_mean,test_accuracy_sd\n";
-  for (const Row& r : rows) {
-    std::string reached = fmt::format("{}/{}", r.reached, r.runs);
-    if (r.diverged) reached += fmt::format(" ({} diverged)", r.diverged);
-    result.markdown +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec, reached,
-                    r.steps.format("{:.0f}"), r.time.format("{:.2f}"), r.step_time.format("{:.3f}"),
-                    r.units_per_job.format("{:.2f}"), r.units_per_worker_step.format("{:.2f}"),
-                    r.final_loss.format("{:.4f}"), r.accuracy.format("{:.4f}"));
-    result.csv +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.spec, r.runs, r.reached, r.diverged,
-                    r.steps.csv(), r.time.csv(), r.step_time.csv(), r.units_per_job.csv(),
-                    r.units_per_worker_step.csv(), r.final_loss.csv(), r.accuracy.csv());
-  }
+  result.markdown = table.markdown;
+  result.csv = table.csv;
   if (!options.out_dir.empty()) {
     make_directories(options.out_dir);
     write_file_atomic(options.out_dir + "/compare.md", result.markdown);
     write_file_atomic(options.out_dir + "/compare.csv", result.csv);
-    std::vector<PlotSeries> series;
-    for (const Row& r : rows) {
-      series.push_back({r.spec, fmt::format("{}/seed{}/log.csv", run_folder(r.spec), first_seed)});
-    }
-    write_loss_plot(options.out_dir, "compare",
-                    fmt::format("{} (seed {})", config.source(), first_seed), series);
+    const std::vector<Figure> figures = write_comparison_figures(options.out_dir, c);
+    write_file_atomic(options.out_dir + "/report.md",
+                      comparison_report(c, table.markdown, figures));
   }
+  result.comparison = std::move(c);
   return result;
 }
 

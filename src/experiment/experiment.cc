@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <optional>
 
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
+#include "pacer/core/log.h"
+#include "pacer/core/memory.h"
 #include "pacer/data/partition.h"
 #include "pacer/data/source.h"
 #include "pacer/engine/sim/simulator.h"
@@ -50,13 +53,30 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
   return w;
 }
 
-// Writes config.toml, log.csv, summary.json and, when `model` is given, model.bin (the final x as
-// raw native-endian doubles).
-void write_outputs(const std::string& dir, const Config& config, const std::string& log,
+// Writes config.toml, log.csv, evals.csv, trace.csv, summary.json, the figure loss.{gp,png,svg}
+// (plot.h) and, when `model` is given, model.bin (the final x as raw native-endian doubles).
+void write_outputs(const std::string& dir, const Config& config, const Recorder& recorder,
                    const nlohmann::json& summary, const Vec* model) {
   make_directories(dir);
+  write_file_atomic(dir + "/evals.csv", recorder.evals_csv());
+  write_file_atomic(dir + "/trace.csv", recorder.trace_csv());
+  // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv; gnuplot
+  // draws it while the other files are written.
+  std::vector<double> targets;
+  std::string target_on = "train";
+  for (const nlohmann::json& t : summary.value("targets", nlohmann::json::array())) {
+    targets.push_back(t["loss"].get<double>());
+    target_on = t.value("on", target_on);
+  }
+  std::string name = config.source().substr(config.source().find_last_of('/') + 1);
+  if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
+  const std::string method = summary.value("method", std::string("run"));
+  RunFigureJob figure(dir,
+                      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ",
+                                  method, summary.value("seed", 0)),
+                      targets, target_on);
   write_file_atomic(dir + "/config.toml", config.to_toml());
-  write_file_atomic(dir + "/log.csv", log);
+  write_file_atomic(dir + "/log.csv", recorder.log_csv());
   write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
   if (model) {
     write_file_atomic(dir + "/model.bin",
@@ -65,9 +85,7 @@ void write_outputs(const std::string& dir, const Config& config, const std::stri
   } else {
     std::remove((dir + "/model.bin").c_str());  // a stale model of an earlier run would mislead
   }
-  const std::string method = summary.value("method", std::string("run"));
-  write_loss_plot(dir, "loss", fmt::format("{} (seed {})", method, summary.value("seed", 0)),
-                  {PlotSeries{method, "log.csv"}});
+  figure.finish();
 }
 
 }  // namespace
@@ -77,6 +95,51 @@ uint64_t read_seed(const Config& config) {
   if (seed < 0) config.fail_key("seed", "an integer >= 0");
   return static_cast<uint64_t>(seed);
 }
+
+namespace {
+
+double dataset_bytes(const Dataset& data) { return 8.0 * data.rows() * (data.cols() + 1.0); }
+
+// Refuses (core/memory.h), before the partitions are copied and any workspace is made, a run
+// whose estimated memory exceeds the limit. The estimate is a lower bound of what a simulated run
+// holds in its one process: the data, the partitions' copy of the training rows, one scratch per
+// worker and one for the evaluation (a model workspace for the largest partition, a minibatch, a
+// gradient), the test evaluation's workspace of 1024 rows, and a parameter vector per worker (its
+// reply) plus three for the master (x, the update, the evaluation's gradient). Methods keep more
+// (measured: 14.6 vectors for DGD with 4 workers where this counts 12; caches and tables for
+// coded and asynchronous methods), so a run refused here cannot fit. An MPI rank holds the data
+// and one worker's part, but ranks sharing a host add up, so the simulator's estimate is kept
+// for both engines.
+void check_run_memory(const Config& config, const Problem& problem, const Partition& partition,
+                      const Model& model, int batch) {
+  size_t largest = 0;
+  for (const auto& part : partition) largest = std::max(largest, part.size());
+  const int max_rows = static_cast<int>(largest);
+  const Dataset& train = problem.data.train;
+  const double params = static_cast<double>(model.num_params());
+  const double workspace = model.workspace_bytes(max_rows);
+  const double scratch = workspace + 8.0 * std::min(batch, max_rows) * (train.cols() + 1.0) +
+                         8.0 * params + 4.0 * max_rows;
+  const double vectors = 8.0 * params * (problem.workers + 3.0);
+  // The data, and the partitions' copy of the training rows.
+  const double data = 2 * dataset_bytes(train) + dataset_bytes(problem.data.test);
+  const double test = problem.data.test.rows() > 0 ? model.workspace_bytes(1024) : 0.0;
+  const double total = data + (problem.workers + 1) * scratch + test + vectors;
+  // model.hidden is what makes an MLP's workspaces large (make_mlp has read it).
+  const std::string chosen = model.name() == "mlp"
+                                 ? fmt::format("model.hidden = {} (model.name = \"mlp\")",
+                                               config.get_int("model.hidden", 128))
+                                 : fmt::format("model.name = \"{}\"", model.name());
+  MemoryLimit::from_config(config).check(
+      total, fmt::format("{} with {:.0f} parameters, workers = {} and partitions of up to {} rows "
+                         "(data and partition copies {}, {} workspaces of {}, {} parameter "
+                         "vectors of {})",
+                         chosen, params, problem.workers, max_rows, format_bytes(data),
+                         problem.workers + 1, format_bytes(workspace), problem.workers + 3,
+                         format_bytes(8 * params)));
+}
+
+}  // namespace
 
 Problem build_problem(const Config& config, uint64_t seed) {
   Problem problem;
@@ -104,6 +167,7 @@ Problem build_problem(const Config& config, uint64_t seed) {
   register_torch_models();  // once per process (idempotent)
 #endif
   std::shared_ptr<const Model> model = make_model(config, problem.data.train);
+  check_run_memory(config, problem, partition, *model, static_cast<int>(batch));
   problem.objective =
       std::make_shared<Objective>(model, problem.data.train, partition, static_cast<int>(batch));
   return problem;
@@ -162,7 +226,7 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   MethodSetup method_setup{s.problem->objective, s.timing_describes_run ? s.timing.get() : nullptr,
                            s.workers, s.seed};
   s.method = make_method(config, method_setup);
-  s.rules = read_stop_rules(config);
+  s.rules = read_stop_rules(config, full_loss_reason(config, s.method->synchronous()));
   s.optimizer = read_optimizer_options(config, s.rules.max_steps);
   s.save_model = config.get_bool("save_model", false);
   return s;
@@ -183,6 +247,10 @@ class EngineRun {
   virtual void stop(EndKind end) = 0;
   // The engine's clock at the end of the run.
   virtual double end_time() const = 0;
+  // Whether the run's clock is a wall clock (then the master's evaluations are taken out of it).
+  virtual bool wall_clock() const { return false; }
+  // Takes `seconds` of wall time that the master spent evaluating out of the run's clock.
+  virtual void exclude_time(double seconds) { (void)seconds; }
   // summary.json's engine_stats.
   virtual void stats(nlohmann::json& out) const = 0;
 };
@@ -244,6 +312,8 @@ class MpiRun : public EngineRun {
     }
   }
   double end_time() const override { return cluster_->end_time(); }
+  bool wall_clock() const override { return true; }
+  void exclude_time(double seconds) override { cluster_->exclude_time(seconds); }
   void stats(nlohmann::json& out) const override { cluster_->to_json(out); }
 
  private:
@@ -263,10 +333,36 @@ std::unique_ptr<EngineRun> make_engine_run(const Config& config, const RunSetup&
 
 }  // namespace
 
-RunOutcome run_experiment(const Config& config, const RunOptions& options) {
-  RunSetup s = build_run(config, options.problem);
-  if (options.reject_unknown_keys) config.reject_unread_keys();
-  if (options.dry_run) return RunOutcome{"validated", {}};
+RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
+  RunSetup s = build_run(run_config, options.problem);
+  // The configuration this run used: without the file keys that only a component an override
+  // replaced reads (Config::drop_replaced_keys). It is what config.toml records and what the MPI
+  // workers receive.
+  Config config = run_config;
+  const std::vector<Config::Switch> switches = config.drop_replaced_keys();
+  if (options.reject_unknown_keys) {
+    config.reject_unread_keys();
+    for (const Config::Switch& change : switches) log_info("{}", change.describe(config.source()));
+  }
+  if (options.dry_run) {
+    nlohmann::json probe;
+    probe["synchronous"] = s.method->synchronous();
+    // Gradients per second that all workers deliver at their modelled mean speeds (Σ 1/τ_i), when
+    // the timing model states every τ_i: pacer compare's default time budget.
+    const std::vector<double> weights = frequency_weights(*s.timing);
+    double rate = 0;
+    for (int i = 0; i < s.timing->num_workers() && !weights.empty(); ++i) {
+      rate += 1.0 / *s.timing->mean_unit_time(i);
+    }
+    probe["gradients_per_second"] = weights.empty() ? nlohmann::json() : nlohmann::json(rate);
+    probe["max_steps"] = s.rules.max_steps;
+    probe["max_time"] = s.rules.max_time;
+    probe["targets"] = s.rules.targets;
+    probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
+    probe["target_hold"] = s.rules.hold;
+    probe["stop_at_targets"] = s.rules.stop_at_targets;
+    return RunOutcome{"validated", std::move(probe)};
+  }
 
   std::unique_ptr<EngineRun> engine = make_engine_run(config, s);
   const Objective& objective = *s.problem->objective;
@@ -279,6 +375,9 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
                                   : frequency_weights(*s.timing);
   Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
                     options.label.empty() ? s.method->name() : options.label);
+  if (engine->wall_clock()) {
+    recorder.set_evaluation_listener([&engine](double seconds) { engine->exclude_time(seconds); });
+  }
   Trainer trainer(x0, Optimizer(s.optimizer), recorder);
   std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
 
@@ -293,6 +392,7 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
     summary["data"] = s.problem->data.train.name;
     summary["timing"] = s.timing->name();
     summary["engine"] = s.engine;
+    summary["synchronous"] = s.method->synchronous();
     recorder.summarize(summary);
     nlohmann::json method_summary;
     master->summarize(method_summary);
@@ -317,7 +417,7 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
     nlohmann::json summary = describe_run();
     summary["status"] = "error";
     summary["error"] = e.what();
-    write_outputs(options.out_dir, config, recorder.log_csv(), summary, nullptr);
+    write_outputs(options.out_dir, config, recorder, summary, nullptr);
     fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
   } catch (...) {
     engine->stop(EndKind::kError);
@@ -330,18 +430,17 @@ RunOutcome run_experiment(const Config& config, const RunOptions& options) {
   if (interrupted) summary["status"] = "interrupted";
 
   if (!options.out_dir.empty()) {
-    write_outputs(options.out_dir, config, recorder.log_csv(), summary,
+    write_outputs(options.out_dir, config, recorder, summary,
                   s.save_model ? &trainer.x() : nullptr);
   }
   if (interrupted) {
     engine->stop(EndKind::kInterrupted);
     return RunOutcome{"interrupted", std::move(summary)};
   }
-  if (recorder.status() == "diverged") {
+  if (recorder.status() == "diverged" && options.throw_on_divergence) {
     throw DivergedError(fmt::format(
-        "training diverged at step {}: the loss or the model became non-finite (try a smaller "
-        "optimizer.lr){}",
-        summary["steps"].get<int64_t>(),
+        "training diverged at step {}: {} (try a smaller optimizer.lr){}",
+        summary["steps"].get<int64_t>(), recorder.divergence(),
         options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir));
   }
   return RunOutcome{recorder.status(), std::move(summary)};
@@ -372,6 +471,10 @@ int serve_mpi_worker_rank() {
     } catch (const std::exception& e) {
       error = e.what();
       if (error.empty()) error = "unknown error";
+    }
+    // A signal that reached this rank alone, between runs: the worker has stopped (runtime.h).
+    if (error.empty() && mpi::interrupt_requested()) {
+      error = fmt::format("received {}: the worker stopped", mpi::interrupt_signal_name());
     }
     if (!mpi::report_setup(error, setup ? setup->mpi.poll_sleep_us : 200)) continue;
     try {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -15,17 +16,103 @@ namespace {
 constexpr const char* kLogHeader =
     "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,"
     "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
+constexpr const char* kEvalsHeader =
+    "time,step,work_units,full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
+constexpr const char* kTraceHeader = "time,step,work_units,loss\n";
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace
 
-StopRules read_stop_rules(const Config& config) {
+void LossTrace::add(const UpdateRecord& record) {
+  open_.time = record.time;
+  open_.step = record.step;
+  open_.work_units = record.work_units;
+  if (std::isfinite(record.loss)) {
+    open_.loss_sum += record.loss;
+    ++open_.count;
+  }
+  if (++open_.updates < stride_) return;
+  blocks_.push_back(open_);
+  open_ = Block{};
+  if (blocks_.size() == 2 * kTraceBlocks) merge_pairs();
+}
+
+void LossTrace::merge_pairs() {
+  for (size_t i = 0; i + 1 < blocks_.size(); i += 2) {
+    Block& merged = blocks_[i / 2];
+    const Block first = blocks_[i], second = blocks_[i + 1];
+    merged = second;
+    merged.loss_sum = first.loss_sum + second.loss_sum;
+    merged.count = first.count + second.count;
+    merged.updates = first.updates + second.updates;
+  }
+  blocks_.resize(blocks_.size() / 2);
+  stride_ *= 2;
+}
+
+std::string LossTrace::csv() const {
+  std::string out = kTraceHeader;
+  auto row = [&out](const Block& b) {
+    if (b.updates == 0) return;
+    if (b.count > 0) {
+      fmt::format_to(std::back_inserter(out), "{},{},{},{}\n", b.time, b.step, b.work_units,
+                     b.loss_sum / static_cast<double>(b.count));
+    } else {
+      fmt::format_to(std::back_inserter(out), "{},{},{},\n", b.time, b.step, b.work_units);
+    }
+  };
+  for (const Block& b : blocks_) row(b);
+  row(open_);
+  return out;
+}
+
+std::string full_loss_reason(const Config& config, bool synchronous_method) {
+  if (!synchronous_method) {
+    return "an asynchronous method: each reported loss is one worker's minibatch loss on its own "
+           "partition";
+  }
+  const std::string scheme = config.get_string("partition.scheme", "iid");
+  if (scheme == "by_class" || scheme == "dirichlet") {
+    return fmt::format(
+        "partition.scheme = \"{}\": the responders' minibatch losses cover only their own "
+        "classes",
+        scheme);
+  }
+  return "";
+}
+
+namespace {
+
+// divergence.factor (0 = off, else > 1) and divergence.hold (>= 1); the rule is StopRules'.
+void read_divergence_rule(const Config& config, StopRules& r) {
+  r.divergence_factor = config.get_double("divergence.factor", r.divergence_factor);
+  if (!(r.divergence_factor == 0 || r.divergence_factor > 1) ||
+      !std::isfinite(r.divergence_factor)) {
+    config.fail_key("divergence.factor", "0 (off) or a finite number > 1");
+  }
+  r.divergence_hold = config.get_int("divergence.hold", r.divergence_hold);
+  if (r.divergence_hold <= 0) config.fail_key("divergence.hold", "a positive integer");
+}
+
+}  // namespace
+
+StopRules read_stop_rules(const Config& config, const std::string& full_loss_reason) {
   StopRules r;
   r.max_steps = config.get_int("max_steps", r.max_steps);
   if (r.max_steps <= 0) config.fail_key("max_steps", "a positive integer");
   r.max_time = config.get_double("max_time", 0.0);
   if (!(r.max_time >= 0)) config.fail_key("max_time", "a number >= 0 (0 = no limit)");
+  r.max_work = config.get_double("max_work", 0.0);
+  if (!(r.max_work >= 0)) config.fail_key("max_work", "a number >= 0 (0 = no limit)");
   r.eval_every = config.get_int("eval_every", r.eval_every);
-  if (r.eval_every < 0) config.fail_key("eval_every", "an integer >= 0 (0 = only at the end)");
+  if (r.eval_every < 0) config.fail_key("eval_every", "an integer >= 0 (0 = off)");
+  r.eval_every_s = config.get_double("eval_every_s", 0.0);
+  if (!(r.eval_every_s >= 0) || !std::isfinite(r.eval_every_s)) {
+    config.fail_key("eval_every_s", "a number of seconds >= 0 (0 = off)");
+  }
   r.eval_final = config.get_bool("eval_final", true);
   if (config.has("target.loss")) {
     // A single number or a list.
@@ -34,18 +121,37 @@ StopRules read_stop_rules(const Config& config) {
     } catch (const Error&) {
       r.targets = config.get_doubles("target.loss", {});
     }
+    // The models' losses (cross-entropy, least squares, plus a non-negative L2 term) are >= 0:
+    // a negative target could never be reached.
     for (double t : r.targets) {
-      if (!std::isfinite(t)) config.fail_key("target.loss", "finite numbers");
+      if (!(t >= 0) || !std::isfinite(t)) {
+        config.fail_key("target.loss",
+                        "finite numbers >= 0 (every model's loss is >= 0, so a negative target "
+                        "can never be reached)");
+      }
     }
   }
   r.hold = config.get_int("target.hold", 1);
   if (r.hold <= 0) config.fail_key("target.hold", "a positive integer");
-  r.target_on_full_loss = config.get_choice("target.on", "train", {"train", "full"}) == "full";
+  const bool explicit_on = config.has("target.on");
+  r.target_on_full_loss =
+      config.get_choice("target.on", full_loss_reason.empty() ? "train" : "full",
+                        {"train", "full"}) == "full";
+  if (explicit_on && !r.target_on_full_loss && !full_loss_reason.empty() && !r.targets.empty()) {
+    log_warning(
+        "target.on = \"train\" with {}: the target is checked on a loss that does not measure "
+        "the full training loss F (target.on = \"full\" checks F at each evaluation)",
+        full_loss_reason);
+  }
   r.stop_at_targets = config.get_bool("target.stop", true);
-  if (r.target_on_full_loss && !r.targets.empty() && r.eval_every == 0) {
-    config.fail_key("eval_every",
-                    "a positive integer when target.on = \"full\" (the full loss is checked at "
-                    "each evaluation, and target.hold counts evaluations)");
+  read_divergence_rule(config, r);
+  if (r.target_on_full_loss && !r.targets.empty() && r.eval_every == 0 && r.eval_every_s == 0) {
+    config.fail_key(
+        "eval_every",
+        fmt::format("a positive integer (or eval_every_s > 0) when the target is on the "
+                    "full loss F{} (F is checked at each evaluation, and target.hold "
+                    "counts evaluations)",
+                    explicit_on ? "" : ", the default with " + full_loss_reason));
   }
   return r;
 }
@@ -60,12 +166,15 @@ Recorder::Recorder(StopRules rules, const Objective& objective, const Dataset& t
       full_gradient_(Vec::Zero(objective.dim())),
       progress_(std::move(label)),
       log_(kLogHeader),
+      evals_(kEvalsHeader),
       hold_count_(rules_.targets.size(), 0),
       reached_(rules_.targets.size()) {
   if (test_.rows() > 0) test_workspace_ = objective.model().make_workspace(1024);
+  next_eval_time_ = rules_.eval_every_s;
 }
 
-Recorder::Evaluated Recorder::evaluate(const Vec& x) {
+Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
+  const double begin = wall_now();
   Evaluated e;
   e.full_loss = objective_.full_gradient(x, full_gradient_, *scratch_);
   e.grad_norm_sq = full_gradient_.squaredNorm();
@@ -81,7 +190,28 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x) {
     e.test_accuracy = t.accuracy;
     e.has_test = true;
   }
+  fmt::format_to(std::back_inserter(evals_), "{},{},{},{},{},", at.time, at.step, at.work_units,
+                 e.full_loss, e.grad_norm_sq);
+  if (e.has_tilde) fmt::format_to(std::back_inserter(evals_), "{}", e.tilde_loss);
+  if (e.has_test) {
+    fmt::format_to(std::back_inserter(evals_), ",{},{}\n", e.test_loss, e.test_accuracy);
+  } else {
+    evals_ += ",,\n";
+  }
+  ++evaluations_;
+  const double seconds = wall_now() - begin;
+  evaluation_seconds_ += seconds;
+  if (evaluation_listener_) evaluation_listener_(seconds);
   return e;
+}
+
+bool Recorder::evaluation_due(const UpdateRecord& record) {
+  bool due = rules_.eval_every > 0 && record.step % rules_.eval_every == 0;
+  if (rules_.eval_every_s > 0 && record.time >= next_eval_time_) {
+    due = true;
+    next_eval_time_ = (std::floor(record.time / rules_.eval_every_s) + 1) * rules_.eval_every_s;
+  }
+  return due;
 }
 
 void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
@@ -101,6 +231,19 @@ void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
   }
 }
 
+bool Recorder::loss_grew_too_much(double loss) {
+  if (rules_.divergence_factor == 0) return false;
+  if (std::isnan(first_loss_)) first_loss_ = loss;
+  const double threshold = rules_.divergence_factor * std::max(first_loss_, 1.0);
+  grown_updates_ = loss > threshold ? grown_updates_ + 1 : 0;
+  if (grown_updates_ < rules_.divergence_hold) return false;
+  divergence_ = fmt::format(
+      "the reported loss rose from {:.4g} (first update) to {:.4g}, above divergence.factor = {:g} "
+      "times max(first loss, 1) for divergence.hold = {} consecutive updates",
+      first_loss_, loss, rules_.divergence_factor, rules_.divergence_hold);
+  return true;
+}
+
 void Recorder::check_target(double loss, const UpdateRecord& record) {
   for (size_t k = 0; k < rules_.targets.size(); ++k) {
     if (reached_[k]) continue;
@@ -115,14 +258,20 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   responders_total_ += record.responders;
   staleness_total_ += record.staleness;
 
-  const bool due = rules_.eval_every > 0 && record.step % rules_.eval_every == 0;
+  trace_.add(record);
+  const bool due = evaluation_due(record);
   std::optional<Evaluated> eval;
-  if (due) eval = evaluate(x);
+  if (due) eval = evaluate(x, record);
   last_evaluated_ = due;
   if (eval) final_ = eval;
   append_row(record, eval ? &*eval : nullptr);
 
   if (!std::isfinite(record.loss) || !x.allFinite()) {
+    status_ = "diverged";
+    divergence_ = "the loss or the model became non-finite";
+    return false;
+  }
+  if (loss_grew_too_much(record.loss)) {
     status_ = "diverged";
     return false;
   }
@@ -149,6 +298,10 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
     status_ = "max_time";
     return false;
   }
+  if (rules_.max_work > 0 && record.work_units >= rules_.max_work) {
+    status_ = "max_work";
+    return false;
+  }
   return true;
 }
 
@@ -157,14 +310,29 @@ void Recorder::finish(const Vec& x, double end_time) {
   if (status_ == "stopped" && rules_.max_time > 0 && end_time >= rules_.max_time) {
     status_ = "max_time";
   }
-  if (!last_evaluated_ && status_ != "diverged" && rules_.eval_final) {
-    final_ = evaluate(x);
-    last_evaluated_ = true;
+  if (last_evaluated_ || status_ == "diverged" || !rules_.eval_final) return;
+  final_ = evaluate(x, last_);
+  last_evaluated_ = true;
+  // The last row of log.csv was written without evaluation columns: fill them in.
+  const std::string blank = ",,,,,\n";
+  if (log_.size() >= blank.size() &&
+      log_.compare(log_.size() - blank.size(), blank.size(), blank) == 0) {
+    log_.resize(log_.size() - blank.size());
+    fmt::format_to(std::back_inserter(log_), ",{},{},", final_->full_loss, final_->grad_norm_sq);
+    if (final_->has_tilde) fmt::format_to(std::back_inserter(log_), "{}", final_->tilde_loss);
+    if (final_->has_test) {
+      fmt::format_to(std::back_inserter(log_), ",{},{}\n", final_->test_loss,
+                     final_->test_accuracy);
+    } else {
+      log_ += ",,\n";
+    }
   }
+  if (rules_.target_on_full_loss) check_target(final_->full_loss, last_);
 }
 
 void Recorder::summarize(nlohmann::json& out) const {
   out["status"] = status_;
+  if (!divergence_.empty()) out["divergence"] = divergence_;
   out["steps"] = last_.step;
   out["time"] = last_.time;
   out["work_units"] = last_.work_units;
@@ -178,6 +346,11 @@ void Recorder::summarize(nlohmann::json& out) const {
   double total = std::accumulate(step_times_.begin(), step_times_.end(), 0.0);
   out["mean_step_time"] = step_times_.empty() ? 0.0 : total / step_times_.size();
   out["median_step_time"] = median(step_times_);
+  // Wall seconds spent evaluating; no engine's clock (time, step times, targets) includes them.
+  // Only where the clock is a wall clock (a listener takes the time out of it): a simulated run's
+  // summary holds no wall time, so that it is the same bit for bit on every run.
+  if (evaluation_listener_) out["evaluation_time"] = evaluation_seconds_;
+  out["evaluations"] = evaluations_;
 
   nlohmann::json targets = nlohmann::json::array();
   for (size_t k = 0; k < rules_.targets.size(); ++k) {

@@ -43,6 +43,7 @@ class Logistic final : public model_internal::EigenModel {
   std::unique_ptr<Workspace> make_workspace(int max_rows) const override {
     return std::make_unique<LogisticWorkspace>(max_rows);
   }
+  double workspace_bytes(int max_rows) const override { return 8.0 * max_rows; }
 
   double loss(const Vec& x, const Batch& batch, Workspace& ws) const override {
     auto& w = workspace_as<LogisticWorkspace>(ws);

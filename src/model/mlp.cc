@@ -56,6 +56,10 @@ class Mlp final : public model_internal::CrossEntropyModel {
   std::unique_ptr<Workspace> make_workspace(int max_rows) const override {
     return std::make_unique<MlpWorkspace>(max_rows, features(), hidden_, classes());
   }
+  // hidden, d_hidden and logits.
+  double workspace_bytes(int max_rows) const override {
+    return 8.0 * max_rows * (2.0 * hidden_ + classes());
+  }
 
  protected:
   MatrixRef forward(const Vec& x, const Batch& batch, Workspace& ws) const override {

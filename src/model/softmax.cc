@@ -34,6 +34,7 @@ class Softmax final : public model_internal::CrossEntropyModel {
   std::unique_ptr<Workspace> make_workspace(int max_rows) const override {
     return std::make_unique<SoftmaxWorkspace>(max_rows, features(), classes());
   }
+  double workspace_bytes(int max_rows) const override { return 8.0 * max_rows * classes(); }
 
  protected:
   MatrixRef forward(const Vec& x, const Batch& batch, Workspace& ws) const override {

@@ -47,7 +47,10 @@ TEST(Cli, GoodConfigRunsAndWritesOutputs) {
   EXPECT_FALSE(read_text(dir.file("out/log.csv")).empty());
   EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"status\""), std::string::npos);
   EXPECT_NE(read_text(dir.file("out/config.toml")).find("eval_every"), std::string::npos);
-  EXPECT_NE(read_text(dir.file("out/loss.gp")).find("'log.csv'"), std::string::npos);
+  // The figure's script reads the small files pacer wrote for it, never the full log.csv.
+  const std::string script = read_text(dir.file("out/loss.gp"));
+  EXPECT_NE(script.find("'figures/loss-evals.dat'"), std::string::npos) << script;
+  EXPECT_EQ(script.find("log.csv"), std::string::npos) << script;
 }
 
 struct BadCase {
@@ -131,6 +134,135 @@ TEST(Cli, CompareRejectsAKeyTheSpecsMethodDoesNotRead) {
   EXPECT_NE(error_line(seeds).find("--seeds"), std::string::npos) << seeds.output;
 }
 
+// kGood written for PGC-CR under the PGC paper's random stragglers.
+constexpr const char* kPgcCr = R"(
+workers = 4
+max_steps = 20
+eval_every = 0
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = 200
+features = 5
+[model]
+name = "least_squares"
+[optimizer]
+lr = 0.05
+[method]
+name = "pgc-cr"
+s = 1
+decoder = "relaxed"
+[timing]
+model = "random_stragglers"
+tau = 0.1
+q = 0.25
+delay_mean = 1.0
+)";
+
+TEST(Cli, SetMethodNameDropsTheReplacedMethodsKeysWithOneNote) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kPgcCr, "--set method.name=dgd");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dgd: "), std::string::npos) << r.output;  // the result line
+  const std::string note = "--set method.name=dgd dropped method.decoder, method.s (from ";
+  ASSERT_NE(r.output.find(note), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(note), r.output.rfind(note)) << r.output;  // one note
+  EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"method\": \"dgd\""), std::string::npos);
+  // The resolved config is what ran: it runs again as it is, with no note.
+  const std::string resolved = read_text(dir.file("out/config.toml"));
+  EXPECT_EQ(resolved.find("decoder"), std::string::npos) << resolved;
+  CommandResult again =
+      run_pacer("run " + dir.file("out/config.toml") + " --out " + dir.file("again"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output.find("dropped"), std::string::npos) << again.output;
+  // Without the switch the file's keys are used as before.
+  EXPECT_EQ(run_with(dir, kPgcCr).exit_code, 0);
+}
+
+TEST(Cli, SetTimingModelDropsTheReplacedTimingModelsKeys) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kPgcCr, "--set timing.model=fixed");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--set timing.model=fixed dropped timing.delay_mean, timing.q (from "),
+            std::string::npos)
+      << r.output;
+  const std::string resolved = read_text(dir.file("out/config.toml"));
+  EXPECT_EQ(resolved.find("delay_mean"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("tau = 0.1"), std::string::npos) << resolved;  // fixed reads tau
+  EXPECT_NE(resolved.find("decoder"), std::string::npos) << resolved;    // method unswitched
+}
+
+TEST(Cli, AMisspeltCommandLineKeyIsStillAnError) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kPgcCr, "--set method.decodr=exact");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(error_line(r).find("unknown key 'method.decodr'"), std::string::npos) << r.output;
+  CommandResult switched =
+      run_with(dir, kPgcCr, "--set method.name=gc-cr --set method.decodr=exact");
+  EXPECT_EQ(switched.exit_code, 1) << switched.output;
+  EXPECT_NE(error_line(switched).find("unknown key 'method.decodr'"), std::string::npos)
+      << switched.output;
+  // A file key the user overrides is theirs: switching away from its method makes it unknown.
+  CommandResult typed = run_with(dir, kPgcCr, "--set method.decoder=exact --set method.name=dgd");
+  EXPECT_EQ(typed.exit_code, 1) << typed.output;
+  EXPECT_NE(error_line(typed).find("unknown key 'method.decoder'"), std::string::npos)
+      << typed.output;
+}
+
+TEST(Cli, UnsetRemovesKeysInCommandLineOrder) {
+  TempDir dir;
+  // A key set and then unset is gone; one unset and then set is back.
+  CommandResult r =
+      run_with(dir, kGood,
+               "--set method.kk=3 --unset method.kk --unset optimizer.lr --set optimizer.lr=0.02");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::string resolved = read_text(dir.file("out/config.toml"));
+  EXPECT_NE(resolved.find("lr = 0.02"), std::string::npos) << resolved;
+  // Unsetting a random_stragglers key falls back to its default.
+  CommandResult q = run_with(dir, kPgcCr, "--unset timing.q --unset method.decoder");
+  EXPECT_EQ(q.exit_code, 0) << q.output;
+  EXPECT_NE(read_text(dir.file("out/config.toml")).find("decoder = 'relaxed'"), std::string::npos);
+}
+
+TEST(Cli, UnsetOfAnAbsentKeyIsAnError) {
+  TempDir dir;
+  CommandResult r = run_with(dir, kGood, "--unset nosuch.key");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(error_line(r).find("--unset 'nosuch.key': no such key in "), std::string::npos)
+      << r.output;
+  write_text(dir.file("c.toml"), kGood);
+  CommandResult compare = run_pacer("compare " + dir.file("c.toml") +
+                                    " --methods dgd --unset nosuch.key --out " + dir.file("cmp"));
+  EXPECT_EQ(compare.exit_code, 1) << compare.output;
+  EXPECT_NE(error_line(compare).find("'nosuch.key'"), std::string::npos) << compare.output;
+}
+
+TEST(Cli, CompareSwitchesMethodsOfAConfigWrittenForAnother) {
+  TempDir dir;
+  write_text(dir.file("c.toml"), kPgcCr);
+  // Neither dgd nor gc-cr reads method.decoder; dgd does not read method.s either.
+  CommandResult r = run_pacer("compare " + dir.file("c.toml") +
+                              " --methods dgd,gc-cr,pgc-cr:decoder=exact --out " + dir.file("cmp"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("method.decoder (for gc-cr)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("method.decoder, method.s (for dgd)"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text(dir.file("cmp/dgd/seed1/config.toml")).find("method.s"), std::string::npos);
+  const std::string gc = read_text(dir.file("cmp/gc-cr/seed1/config.toml"));
+  EXPECT_EQ(gc.find("decoder"), std::string::npos) << gc;
+  EXPECT_NE(gc.find("s = 1"), std::string::npos) << gc;
+  // Every method's resolved config holds the shared problem's defaults too, and runs as it is.
+  EXPECT_NE(gc.find("scheme = 'iid'"), std::string::npos) << gc;
+  CommandResult again =
+      run_pacer("run " + dir.file("cmp/gc-cr/seed1/config.toml") + " --out " + dir.file("again"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // A key a spec sets that its method does not read is still an error.
+  CommandResult typo = run_pacer("compare " + dir.file("c.toml") +
+                                 " --methods dgd,gc-cr:decoder=exact --out " + dir.file("t"));
+  EXPECT_EQ(typo.exit_code, 1) << typo.output;
+  EXPECT_NE(error_line(typo).find("unknown key 'method.decoder'"), std::string::npos)
+      << typo.output;
+}
+
 TEST(Cli, FinalEvaluationCanBeSkipped) {
   TempDir dir;
   ASSERT_EQ(run_with(dir, kGood).exit_code, 0);
@@ -158,15 +290,17 @@ TEST(Cli, CompareRunsSeveralMethodsIntoOneTable) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("| dgd |"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("| is-sgd:k=1 |"), std::string::npos) << r.output;
+  // method, tuned value (none), runs, reached, diverged.
   std::string csv = read_text(dir.file("cmp/compare.csv"));
-  EXPECT_NE(csv.find("is-sgd:k=1,2,"), std::string::npos) << csv;
-  // The plot script reads every method's first-seed log; the PNG needs gnuplot.
-  std::string script = read_text(dir.file("cmp/compare.gp"));
-  EXPECT_NE(script.find("'is-sgd:k=1/seed1/log.csv'"), std::string::npos) << script;
-  EXPECT_NE(script.find("'dgd/seed1/log.csv'"), std::string::npos) << script;
+  EXPECT_NE(csv.find("is-sgd:k=1,,2,"), std::string::npos) << csv;
+  // The report states the question and the table, and links the figures; the PNGs need gnuplot.
+  const std::string report = read_text(dir.file("cmp/report.md"));
+  EXPECT_NE(report.find("**Question.**"), std::string::npos) << report;
+  EXPECT_NE(report.find("| is-sgd:k=1 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("(loss.png)"), std::string::npos) << report;
   if (run_command("command -v gnuplot").exit_code == 0) {
-    EXPECT_GT(read_text(dir.file("cmp/compare.png")).size(), 1000u);
-    EXPECT_TRUE(read_text(dir.file("cmp/compare.png.tmp")).empty());
+    EXPECT_GT(read_text(dir.file("cmp/loss.png")).size(), 1000u);
+    EXPECT_TRUE(read_text(dir.file("cmp/loss.png.tmp")).empty());
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
@@ -183,21 +184,135 @@ TEST(ResNet18, GradientMatchesFiniteDifferencesOnSampledCoordinates) {
   }
 }
 
-TEST(ResNet18, Float32GradientAgreesWithFloat64) {
-  const Dataset data = random_dataset(3, 3072, 10, 15);
-  auto f64 = make_resnet18_model({3, 32, 32}, 10, float64());
-  auto f32 = make_resnet18_model({3, 32, 32}, 10, TorchModelOptions{});
-  EXPECT_EQ(f32->dtype(), TorchDtype::kFloat32);
+// float32 against float64 on a network whose float32 error can be bounded a priori: the torch MLP
+// d → h (ReLU) → K with cross-entropy, at a float32-representable point.
+//
+// Why this point. Inputs are multiples of 1/4 in [-1, 1] and every parameter a multiple of 1/8 in
+// [-1/2, 1/2]. Then every partial sum of z1 = W1·x + b1 is a multiple of 1/32 of magnitude at most
+// d/2 + 1/2, and every partial sum of z2 = W2·relu(z1) + b2 a multiple of 1/256 of magnitude at
+// most (d + 1)·h/4 + 1/2; both fit in float32's 24-bit significand for the sizes below, so the
+// forward pass up to the logits is EXACT in float32 whatever the kernel's summation order, blocking
+// or use of FMA. Only the softmax, the cross-entropy and the backward products round.
+//
+// The bound. With u = 2^-24 and γ_k = k·u / (1 − k·u) (the classical bound on a k-term sum or dot
+// product, |fl(Σ a_i) − Σ a_i| ≤ γ_k Σ |a_i| for any order and any FMA use):
+//   * per row, torch computes log_softmax as (z − m) − log S, S = Σ_k exp(z_k − m), m = max z.
+//     z − m is exact; each exp is allowed 4 ulp (libm and SLEEF's u10 kernels promise 1); S then
+//     has relative error ≤ γ_K + 4u, log S absolute error ≤ γ_K + 5u + u·|log S|, and the final
+//     subtraction adds u·(|z_k − m| + log S). So ε_row := γ_K + 6u + 2u·(max_k |z_k − m| + log S)
+//     bounds the absolute error of each log-probability, and p̂_k = exp(log p̂_k) has relative
+//     error ≤ e^{ε_row}(1 + 4u) − 1 =: ε_p.
+//   * δ2 = (p − y)/B: |δ̂2 − δ2| ≤ e2 := ((ε_p + 3u)·(p + y))/B (subtraction, scaling by 1/B, and
+//     the mean's weight, each one rounding).
+//   * dW2 = δ2ᵀ·h over B rows (h exact): |error| ≤ Σ_b e2·h + γ_B Σ_b |δ2|·h; db2 likewise with
+//     h = 1.
+//   * δ1 = (W2ᵀ δ2) ⊙ [z1 > 0] (the mask is exact since z1 is): |error| ≤ e1 := |W2|ᵀ e2 +
+//     γ_K |W2|ᵀ|δ2|.
+//   * dW1 = δ1ᵀ·x: |error| ≤ Σ_b e1·|x| + γ_B Σ_b |δ1|·|x|; db1 likewise with |x| = 1.
+// Every sum over absolute values is evaluated below in double (its own rounding is 1e-16 relative,
+// covered by a factor 1.01 on the bound). The loss is a mean over rows of (log S + m − z_y):
+// |error| ≤ mean(ε_row) + γ_B·mean(row loss).
+// The resulting bound is about 1e-6 of the gradient's scale: a conversion that lost precision
+// (through bfloat16 or half, say) or a misplaced parameter would exceed it by orders of magnitude,
+// and no correct float32 kernel can.
+struct ExactPoint {
+  Dataset data;
   Vec x;
-  Rng init(6, "init");
-  f64->initialize(x, init);
-  Vec g64(x.size()), g32(x.size());
-  auto ws64 = f64->make_workspace(3);
-  auto ws32 = f32->make_workspace(3);
-  const double l64 = f64->loss_and_gradient(x, Batch::of(data), g64, *ws64);
-  const double l32 = f32->loss_and_gradient(x, Batch::of(data), g32, *ws32);
-  EXPECT_NEAR(l32, l64, 1e-4 * std::abs(l64));
-  EXPECT_LT(relative_error(g32, g64), 1e-3);
+};
+
+// d features, h hidden units, K classes, B rows, on the dyadic grids described above.
+ExactPoint dyadic_point(const TorchModel& model, int d, int rows, int classes, uint64_t seed) {
+  Rng rng(seed, "dyadic");
+  ExactPoint point;
+  point.data.features.resize(rows, d);
+  point.data.labels.resize(rows);
+  point.data.num_classes = classes;
+  for (int b = 0; b < rows; ++b) {
+    for (int i = 0; i < d; ++i)
+      point.data.features(b, i) = (static_cast<double>(rng.uniform_int(9)) - 4) / 4;  // [-1, 1]
+    point.data.labels[b] = static_cast<double>(rng.uniform_int(classes));
+  }
+  point.x.resize(model.num_params());
+  for (Eigen::Index j = 0; j < point.x.size(); ++j)
+    point.x[j] = (static_cast<double>(rng.uniform_int(9)) - 4) / 8;  // [-1/2, 1/2]
+  return point;
+}
+
+double gamma_u(double k, double u) { return k * u / (1 - k * u); }
+
+// The a-priori bound on |g32 − g64| per parameter (layout fc1.weight h×d, fc1.bias, fc2.weight
+// K×h, fc2.bias) and on |l32 − l64| (returned), from the derivation above.
+double float32_error_bound(const ExactPoint& point, int h, int K, Vec& bound) {
+  const double u = std::ldexp(1.0, -24);
+  const Eigen::MatrixXd& X = point.data.features;
+  const int B = static_cast<int>(X.rows()), d = static_cast<int>(X.cols());
+  const double* p = point.x.data();
+  const Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>> W1(p, h, d);
+  const Eigen::Map<const Eigen::VectorXd> b1(p + h * d, h);
+  const Eigen::Map<const Eigen::Matrix<double, -1, -1, Eigen::RowMajor>> W2(p + h * d + h, K, h);
+  const Eigen::Map<const Eigen::VectorXd> b2(p + h * d + h + K * h, K);
+  bound.setZero(point.x.size());
+  Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>> bW1(bound.data(), h, d);
+  Eigen::Map<Eigen::VectorXd> bb1(bound.data() + h * d, h);
+  Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>> bW2(bound.data() + h * d + h, K, h);
+  Eigen::Map<Eigen::VectorXd> bb2(bound.data() + h * d + h + K * h, K);
+  double loss_bound = 0;
+  for (int b = 0; b < B; ++b) {
+    const Eigen::VectorXd z1 = W1 * X.row(b).transpose() + b1;
+    const Eigen::VectorXd hid = z1.cwiseMax(0.0);
+    const Eigen::VectorXd z2 = W2 * hid + b2;
+    const double m = z2.maxCoeff();
+    const double log_s = std::log((z2.array() - m).exp().sum());
+    const double eps_row =
+        gamma_u(K, u) + 6 * u + 2 * u * ((z2.array() - m).abs().maxCoeff() + log_s);
+    const double eps_p = std::exp(eps_row) * (1 + 4 * u) - 1;
+    Eigen::VectorXd y = Eigen::VectorXd::Zero(K);
+    y[static_cast<int>(point.data.labels[b])] = 1;
+    const Eigen::VectorXd prob = (z2.array() - m - log_s).exp();
+    const Eigen::VectorXd delta2 = ((prob - y) / B).cwiseAbs();
+    const Eigen::VectorXd e2 = (eps_p + 3 * u) * (prob + y) / B;
+    const Eigen::VectorXd mask = (z1.array() > 0).cast<double>();
+    const Eigen::VectorXd delta1 = (W2.cwiseAbs().transpose() * delta2).cwiseProduct(mask);
+    const Eigen::VectorXd e1 =
+        (W2.cwiseAbs().transpose() * (e2 + gamma_u(K, u) * delta2)).cwiseProduct(mask);
+    const Eigen::VectorXd ax = X.row(b).transpose().cwiseAbs();
+    bW2 += (e2 + gamma_u(B, u) * delta2) * hid.transpose();
+    bb2 += e2 + gamma_u(B, u) * delta2;
+    bW1 += (e1 + gamma_u(B, u) * delta1) * ax.transpose();
+    bb1 += e1 + gamma_u(B, u) * delta1;
+    loss_bound +=
+        (eps_row + gamma_u(B, u) * (log_s + m - z2[static_cast<int>(point.data.labels[b])])) / B;
+  }
+  bound *= 1.01;
+  return 1.01 * loss_bound;
+}
+
+TEST(TorchMlp, Float32GradientWithinItsDerivedRoundingBound) {
+  constexpr int d = 12, h = 16, K = 5, B = 9;
+  auto f64 = make_torch_mlp_model(d, h, K, float64());
+  auto f32 = make_torch_mlp_model(d, h, K, TorchModelOptions{});
+  ASSERT_EQ(f32->dtype(), TorchDtype::kFloat32);
+  for (uint64_t seed : {1, 2, 3}) {
+    const ExactPoint point = dyadic_point(*f64, d, B, K, seed);
+    auto ws64 = f64->make_workspace(B);
+    auto ws32 = f32->make_workspace(B);
+    Vec g64(point.x.size()), g32(point.x.size()), bound;
+    const double l64 = f64->loss_and_gradient(point.x, Batch::of(point.data), g64, *ws64);
+    const double l32 = f32->loss_and_gradient(point.x, Batch::of(point.data), g32, *ws32);
+    const double loss_bound = float32_error_bound(point, h, K, bound);
+    EXPECT_LE(std::abs(l32 - l64), loss_bound) << "seed " << seed;
+    double worst = std::abs(l32 - l64) / loss_bound;  // diagnostic: how much of the bound is used
+    for (Eigen::Index j = 0; j < g64.size(); ++j) {
+      if (bound[j] > 0) worst = std::max(worst, std::abs(g32[j] - g64[j]) / bound[j]);
+      EXPECT_LE(std::abs(g32[j] - g64[j]), bound[j])
+          << "parameter " << j << " (" << g32[j] << " vs " << g64[j] << "), seed " << seed;
+    }
+    std::printf("seed %llu: largest error / bound = %.3g\n", static_cast<unsigned long long>(seed),
+                worst);
+    // The bound is tight enough to mean something: far below what bfloat16 (8 bits) or a
+    // misplaced parameter would give.
+    EXPECT_LT(bound.maxCoeff(), 1e-4 * g64.cwiseAbs().maxCoeff()) << "seed " << seed;
+  }
 }
 
 // No running statistics: the loss is a pure function of (x, batch) — repeating a step, or using a

@@ -6,7 +6,9 @@
 //
 // MPI. `run` and `compare` with --engine mpi (or engine.name = "mpi" in the config) start MPI:
 // rank 0 runs the command, ranks 1..n serve it (serve_mpi_worker_rank) and exit with the status
-// rank 0 ends with. Errors are printed once, by rank 0.
+// rank 0 ends with. Errors are printed once, by rank 0. Start-up (MPI_Init and a first handshake
+// with every rank) is bounded by engine.startup_timeout_s (mpi::start). A worker rank that alone
+// receives SIGTERM or SIGINT stops, and the run ends with an error naming it (exit status 1).
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 #include <cstdio>
@@ -33,14 +35,33 @@ namespace {
 
 struct ConfigArgs {
   std::string path;
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides;  // --set, in command-line order
+  std::vector<std::string> unsets;     // --unset, in command-line order
   std::string out_dir;
   std::string engine;  // --engine: sets engine.name
+  // The subcommand and its --set / --unset options: their interleaving (parse_order) is the
+  // order the edits apply in.
+  const CLI::App* command = nullptr;
+  const CLI::Option* set_option = nullptr;
+  const CLI::Option* unset_option = nullptr;
 };
 
+// The config file with the --set and --unset edits applied in command-line order (an --unset
+// removes a key of the file or of an earlier --set), then --engine.
 Config load_config(const ConfigArgs& args) {
   Config config = Config::load(args.path);
-  for (const std::string& assignment : args.overrides) config.set(assignment);
+  size_t next_set = 0, next_unset = 0;
+  if (args.command) {
+    for (const CLI::Option* option : args.command->parse_order()) {
+      if (option == args.set_option && next_set < args.overrides.size()) {
+        config.set(args.overrides[next_set++]);
+      } else if (option == args.unset_option && next_unset < args.unsets.size()) {
+        config.unset(args.unsets[next_unset++]);
+      }
+    }
+  }
+  for (; next_set < args.overrides.size(); ++next_set) config.set(args.overrides[next_set]);
+  for (; next_unset < args.unsets.size(); ++next_unset) config.unset(args.unsets[next_unset]);
   if (!args.engine.empty()) config.set_string("engine.name", args.engine);
   return config;
 }
@@ -55,6 +76,21 @@ bool wants_mpi(const ConfigArgs& args) {
     return false;
   }
 }
+
+#ifdef PACER_HAVE_MPI
+// engine.startup_timeout_s, read before MPI starts since it bounds the start (mpi::start). A
+// config that cannot be loaded, or a bad value, gets the default here; the run then reports the
+// error (read_mpi_options checks the key).
+double startup_timeout(const ConfigArgs& args) {
+  try {
+    const double seconds =
+        load_config(args).get_double("engine.startup_timeout_s", mpi::kDefaultStartupTimeoutS);
+    if (seconds >= 0 && seconds < 1e9) return seconds;
+  } catch (const std::exception&) {
+  }
+  return mpi::kDefaultStartupTimeoutS;
+}
+#endif
 
 std::string default_out_dir(const std::string& config_path) {
   return "runs/" + std::filesystem::path(config_path).stem().string();
@@ -100,16 +136,23 @@ int command_run(const ConfigArgs& args) {
   return 0;
 }
 
-int command_compare(const ConfigArgs& args, const std::string& methods, int seeds) {
+int command_compare(const ConfigArgs& args, const std::string& methods, CompareOptions options) {
   Config config = load_config(args);
-  CompareOptions options;
   options.methods = split_method_list(methods);
-  options.seeds = seeds;
   options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) : args.out_dir;
   CompareResult result = run_comparison(config, options);
   std::printf("%s", result.markdown.c_str());
-  std::printf("\ntable: %s/compare.md, %s/compare.csv; per-run logs: %s/<method>/seed<k>/\n",
-              options.out_dir.c_str(), options.out_dir.c_str(), options.out_dir.c_str());
+  for (const MethodResult& m : result.comparison.methods) {
+    if (!m.tuned_value.empty()) {
+      std::printf("tuned %s for %s: %s\n", result.comparison.tuned_key.c_str(), m.spec.c_str(),
+                  m.tuned_value.c_str());
+    }
+  }
+  const char* out = options.out_dir.c_str();
+  std::printf(
+      "\nreport: %s/report.md (table, figures, each method against the best); table: "
+      "%s/compare.md, %s/compare.csv; per-run logs: %s/<method>/seed<k>/\n",
+      out, out, out, out);
   return 0;
 }
 
@@ -135,14 +178,52 @@ int command_version() {
 }
 
 void add_config_args(CLI::App* command, ConfigArgs& args) {
+  args.command = command;
   command->add_option("config", args.path, "run configuration (TOML)")->required();
-  command->add_option("--set", args.overrides, "override a key: --set key=value (repeatable)")
-      ->take_all();
+  args.set_option =
+      command
+          ->add_option("--set", args.overrides,
+                       "override a key: --set key=value (repeatable); changing method.name, "
+                       "timing.model, model.name, data.source or partition.scheme drops the "
+                       "file's keys of that table that nothing then reads")
+          ->take_all();
+  args.unset_option =
+      command
+          ->add_option("--unset", args.unsets,
+                       "remove a key (or table) of the file or of an earlier --set (repeatable)")
+          ->take_all();
   command->add_option("--out", args.out_dir, "output folder (default runs/<config name>)");
   command
       ->add_option("--engine", args.engine,
                    "sim (simulator) or mpi (under mpirun -np workers+1); sets engine.name")
       ->check(CLI::IsMember({"sim", "mpi"}));
+}
+
+// CLI11 answers an unknown command word with "A subcommand is required", without naming it. The
+// first word that is not a flag must name one of the program's commands, and the next one a
+// command of that command when it has its own (data info). Returns the error to print, or ""
+// when every command word is known (CLI11's own message then stands).
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  std::string path;  // the known words so far, each followed by a space
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    std::vector<std::string> names;
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : level->get_subcommands(std::function<bool(const CLI::App*)>())) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (names.empty()) return "";  // a command's own arguments follow
+    if (!next) {
+      return fmt::format("unknown command '{}{}' (expected one of: {})", path, word,
+                         fmt::join(names, ", "));
+    }
+    level = next;
+    path += word + " ";
+  }
+  return "";
 }
 
 }  // namespace
@@ -163,12 +244,20 @@ int main(int argc, char** argv) {
 
   ConfigArgs compare_args;
   std::string methods;
-  int seeds = 1;
+  CompareOptions compare_options;
   CLI::App* compare = app.add_subcommand("compare", "run several methods and print one table");
   add_config_args(compare, compare_args);
   compare->add_option("--methods", methods, "comma-separated method specs, e.g. dgd,is-sgd:k=2")
       ->required();
-  compare->add_option("--seeds", seeds, "number of seeds (seed, seed+1, ...)");
+  compare->add_option("--seeds", compare_options.seeds, "number of seeds (seed, seed+1, ...)");
+  compare->add_option("--budget", compare_options.budget,
+                      "time=SECONDS, work=UNITS or steps=UPDATES for every method (default: equal "
+                      "simulated time with asynchronous methods, else max_steps)");
+  compare->add_option("--tune", compare_options.tune,
+                      "KEY=v1,v2,...: choose each method's value on tuning seeds after the "
+                      "reported ones, e.g. optimizer.lr=0.01,0.03,0.1,0.3");
+  compare->add_option("--tune-seeds", compare_options.tuning_seeds,
+                      "seeds per tuning value (default 2)");
 
   std::string data_path;
   CLI::App* data = app.add_subcommand("data", "inspect data files");
@@ -181,6 +270,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    const std::string unknown = e.get_exit_code() == 0 ? "" : unknown_command(app, argc, argv);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "pacer: error: %s\n", unknown.c_str());
+      return 2;
+    }
     return app.exit(e) == 0 ? 0 : 2;  // --help exits 0; any usage error 2
   }
   if (quiet) set_log_level(LogLevel::kWarning);
@@ -191,7 +285,7 @@ int main(int argc, char** argv) {
 #ifdef PACER_HAVE_MPI
   if (mpi_job) {
     try {
-      mpi::init();
+      mpi::start(startup_timeout(*config_args));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "pacer: error: %s\n", e.what());
       return 1;
@@ -213,7 +307,7 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     if (*run) status = command_run(run_args);
-    if (*compare) status = command_compare(compare_args, methods, seeds);
+    if (*compare) status = command_compare(compare_args, methods, compare_options);
     if (*info) status = command_data_info(data_path);
     if (*version) status = command_version();
   } catch (const Error& e) {

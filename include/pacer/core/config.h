@@ -9,12 +9,23 @@
 // After every component has read its keys, reject_unread_keys() turns any key that nobody read
 // (a typo, or a key meaningless for the chosen method) into an error naming it.
 //
+// Switching a component. Overrides (set*, unset) are remembered: a key is a *file key* while no
+// override has touched it. An override that changes one of kComponentKeys from the file's value
+// (--set method.name=dgd on a pgc-cr config) switches that component, and the file's keys in the
+// component's table that nothing read are the replaced choice's: drop_replaced_keys(), called
+// once every component has read its keys and before reject_unread_keys(), removes them (to_toml()
+// no longer shows them) and reports them. A key an override set is never dropped, so a
+// misspelt --set is still an unknown key.
+//
 // Config is a value type; copies are independent (pacer compare copies one per method).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -47,6 +58,9 @@ class Config {
   void set_string(std::string_view key, std::string_view value);
   void set_int(std::string_view key, int64_t value);
   void set_double(std::string_view key, double value);
+  // Removes `key` (a value, or a whole table) from the document: --unset. A key that is not
+  // present (in the file or from an earlier override) is an Error naming it.
+  void unset(std::string_view key);
 
   bool has(std::string_view key) const;
 
@@ -73,6 +87,25 @@ class Config {
   // Throws an Error naming the first unread key ("unknown key 'x' ...").
   void reject_unread_keys() const;
 
+  // The keys that name a component's choice; each one's table (method.*, ...) is the component's.
+  static constexpr std::array<std::string_view, 5> kComponentKeys = {
+      "method.name", "timing.model", "model.name", "data.source", "partition.scheme"};
+
+  // A component switch that dropped keys.
+  struct Switch {
+    std::string key;                   // one of kComponentKeys
+    std::optional<std::string> from;   // the file's value (nullopt: absent, the default)
+    std::optional<std::string> to;     // the value now (nullopt: unset, the default)
+    std::vector<std::string> dropped;  // sorted
+    // "--set method.name=dgd dropped method.decoder, method.s (...)": the override as a
+    // command line writes it, what it dropped, and the file's choice they were for.
+    std::string describe(std::string_view source) const;
+  };
+  // For every component whose choice an override changed, removes the file keys of its table
+  // that nothing has read, and returns those switches (only the ones that dropped something).
+  // Call it once every component has read its keys, before reject_unread_keys().
+  std::vector<Switch> drop_replaced_keys();
+
   // The resolved configuration: every key present plus every fallback a getter returned.
   std::string to_toml() const;
 
@@ -83,8 +116,17 @@ class Config {
   std::unique_ptr<toml::table> resolved_;
   std::string source_;
   mutable std::set<std::string, std::less<>> read_;
+  // Keys (or tables) an override set or removed; every other key present came from the file.
+  std::set<std::string, std::less<>> overridden_;
+  // The file's value of each component key an override touched (nullopt: absent in the file).
+  std::map<std::string, std::optional<std::string>, std::less<>> file_choices_;
   // Records `key` as read; for fallbacks, also stores the value in resolved_.
   void mark_read(std::string_view key) const;
+  // Called before an override changes `key`: records it, and a component's file choice.
+  void note_override(std::string_view key);
+  // Whether a key present in the document came from the file (no override touched it or a
+  // table above it).
+  bool from_file(std::string_view key) const;
   friend class ConfigAccess;
 };
 

@@ -10,10 +10,15 @@
 //
 // Feature values are returned as stored (pixels 0..255); normalisation is a separate step
 // (normalize.h) so that test data can be scaled with training statistics.
+//
+// Memory: every reader estimates what it will hold (from a header, the file sizes, or the rows
+// and the largest LIBSVM index once the text is parsed) before allocating the dense matrix, and
+// refuses above `limit` (core/memory.h) with an Error naming the file and both sizes.
 #pragma once
 
 #include <string>
 
+#include "pacer/core/memory.h"
 #include "pacer/data/dataset.h"
 
 namespace pacer {
@@ -21,22 +26,26 @@ namespace pacer {
 // IDX (MNIST, Fashion-MNIST): an images file (magic 0x00000803, n x rows x cols unsigned bytes)
 // and a labels file (magic 0x00000801). Either may be gzip-compressed (".gz"), detected from the
 // content, not the name. The two counts must agree. num_classes = 1 + largest label.
-Dataset load_idx(const std::string& images_path, const std::string& labels_path);
+Dataset load_idx(const std::string& images_path, const std::string& labels_path,
+                 const MemoryLimit& limit = MemoryLimit::system_default());
 
 // CIFAR-10 binary batches: records of 1 label byte + 3072 pixel bytes (3x32x32, channel-major).
 // The file size must be a positive multiple of 3073. num_classes = 10.
-Dataset load_cifar10(const std::vector<std::string>& batch_paths);
+Dataset load_cifar10(const std::vector<std::string>& batch_paths,
+                     const MemoryLimit& limit = MemoryLimit::system_default());
 
 // LIBSVM text: "label index:value index:value ..." with 1-based increasing indices.
 // `num_features` = 0 infers the width from the largest index. Labels: if every label is an
 // integer, they are mapped to classes 0..K-1 in increasing order (so {-1,+1} becomes {0,1});
 // otherwise the data set is a regression set (num_classes = 0).
-Dataset load_libsvm(const std::string& path, int num_features = 0);
+Dataset load_libsvm(const std::string& path, int num_features = 0,
+                    const MemoryLimit& limit = MemoryLimit::system_default());
 
 // CSV with numeric fields; `label_column` (0-based, negative counts from the end, default last)
 // holds the label; a first line that does not parse as numbers is taken as a header. Labels are
 // mapped as for LIBSVM.
-Dataset load_csv(const std::string& path, int label_column = -1);
+Dataset load_csv(const std::string& path, int label_column = -1,
+                 const MemoryLimit& limit = MemoryLimit::system_default());
 
 // A one-paragraph human description of a data file (format, samples, features, classes, label
 // histogram, value range), as printed by `pacer data info FILE`. The format is detected from the

@@ -19,6 +19,8 @@
 //   normalize  "scale" (default for image sources), "standard", "none" (default otherwise);
 //              fitted on the (truncated) training set, applied to both
 //   features   (libsvm) width, 0 = infer;  label_column (csv, default -1 = last)
+// and the top-level memory_limit_gb (core/memory.h): every loader and generator refuses, before
+// allocating it, a data set that needs more memory than that limit.
 //
 // Both sets always have the same width and num_classes. LIBSVM/CSV labels are mapped to classes
 // over train and test together, so a class absent from one file keeps its index in the other.

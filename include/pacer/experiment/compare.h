@@ -7,24 +7,43 @@
 // Every run of a comparison shares the data set and, per seed, the partitions; each gets its own
 // folder <out_dir>/<spec>/seed<k>/ with the usual outputs. Keys that no method of the comparison
 // reads are rejected before anything runs.
+//
+// A comparison writes, in its folder: compare.md and compare.csv (the table), report.md (the
+// question, the table, the figures, the tuned values and one line per method against the best),
+// the figures, and each run's folder <spec>/seed<k>/ (tuning runs under tuning/<spec>/<value>/).
+// Same config and seeds ⇒ byte-identical tables and report.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/experiment/comparison.h"
 
 namespace pacer {
 
 struct CompareOptions {
   std::vector<std::string> methods;  // specs, as above
-  int seeds = 1;                     // seeds seed, seed+1, ..., seed+seeds-1
+  int seeds = 1;                     // reported seeds: seed, seed+1, ..., seed+seeds-1
   std::string out_dir;               // "" = write nothing
+  // "time=T" (engine seconds), "work=W" (work units) or "steps=S" (updates): every method gets
+  // the same budget; its max_time/max_work/max_steps are set to it and the other limits lifted.
+  // "" = the default: with an asynchronous method in the comparison, equal time T = max_time when
+  // the config sets it, else max_steps / Σ_i 1/τ_i (the time in which the workers deliver
+  // max_steps gradients at their mean speeds); otherwise the config's max_steps.
+  std::string budget;
+  // "KEY=v1,v2,...": each method's KEY is chosen from the list on `tuning_seeds` seeds that follow
+  // the reported ones (seed+seeds, ...), by the comparison's criterion (mean time to the first
+  // target, censored runs counting their end time and ranking below runs that reached it; or
+  // without a target, the mean final F, a diverged seed counting as +∞). "" = no tuning.
+  std::string tune;
+  int tuning_seeds = 2;
 };
 
 struct CompareResult {
-  std::string markdown;  // the table as printed
+  std::string markdown;  // the table as printed, preceded by its legend
   std::string csv;
+  Comparison comparison;
 };
 
 CompareResult run_comparison(const Config& config, const CompareOptions& options);

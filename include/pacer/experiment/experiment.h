@@ -32,11 +32,18 @@ struct RunOptions {
   std::string out_dir;
   // Reuse a Problem built from the same data/partition/model keys and seed (pacer compare).
   const Problem* problem = nullptr;
-  // Reject keys no component read (off when pacer compare has checked them across methods).
+  // Reject keys no component read, and note (log_info) the file keys a component switch dropped
+  // (off when pacer compare has done both across methods). The keys are dropped either way.
   bool reject_unknown_keys = true;
+  // A diverged run throws DivergedError (after writing its outputs); false returns it with status
+  // "diverged" instead (pacer compare counts it).
+  bool throw_on_divergence = true;
   // Progress-line label.
   std::string label;
-  // Build and validate everything (reading every key), then return without running.
+  // Build and validate everything (reading every key), then return without running. The outcome's
+  // summary then holds "synchronous" (the method's family), "gradients_per_second" (Σ 1/τ_i of
+  // the timing model's mean unit times, null when it states none), max_steps, max_time, targets,
+  // target_on, target_hold and stop_at_targets.
   bool dry_run = false;
 };
 
@@ -57,6 +64,8 @@ struct RunOutcome {
 // Bad configuration is an Error before anything runs; a diverged run writes its outputs, then
 // throws an Error saying where they are. An interrupted MPI run writes its outputs (status
 // "interrupted", no final evaluation) before stopping the workers. Outputs are written atomically.
+// The config.toml written (and sent to MPI workers) leaves out the file keys that a component
+// switch dropped (Config::drop_replaced_keys); `config` itself is not changed.
 RunOutcome run_experiment(const Config& config, const RunOptions& options);
 
 // The MPI engine's ranks 1..n: serve the runs rank 0 makes (each with the configuration rank 0

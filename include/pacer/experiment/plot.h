@@ -1,25 +1,85 @@
-// Plots of runs, drawn with gnuplot (DESIGN.md section 6).
+// Figures of runs and comparisons, drawn with gnuplot (DESIGN.md section 6).
 //
-// A plot is a gnuplot script written next to the runs it reads (so it can be edited and re-run)
-// and, when a `gnuplot` program is on the PATH, the PNG it renders. Plots are a convenience: when
-// gnuplot is missing or fails, the script is still written, a warning says so, and nothing else
-// about the run changes. Both files are written atomically.
+// A figure is three things written next to the runs it shows: the small data files it plots
+// (<dir>/figures/<figure>-*.dat, aggregated and decimated by pacer, never a run's full log.csv),
+// a gnuplot script <dir>/<figure>.gp that reads only those (edit it and re-run it in <dir> with
+// `gnuplot <figure>.gp`), and, when a `gnuplot` program is on the PATH, the <figure>.png and
+// <figure>.svg it renders. Figures are a convenience: when gnuplot is missing or fails, the
+// scripts and data are still written, one warning says so, and nothing else about the run
+// changes. Every file is written atomically (gnuplot renders to a temporary name that is then
+// renamed), and the same inputs give byte-identical scripts and data files.
+//
+// The inputs are the files every run folder holds: evals.csv (one row per evaluation of the
+// model: time, step, work_units, full_loss, grad_norm_sq, tilde_loss, test_loss, test_accuracy),
+// trace.csv (the reported minibatch loss as block means, at most about 2000 rows) and
+// summary.json (engine_stats.busy_time_per_worker / idle_time_per_worker,
+// method_stats.staleness_histogram).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "pacer/experiment/comparison.h"
+
 namespace pacer {
 
-struct PlotSeries {
-  std::string label;     // legend entry
-  std::string log_path;  // a run's log.csv, relative to the plot's folder
+struct Figure {
+  std::string png, svg;   // file names relative to the folder the figure was written to
+  std::string caption;    // one sentence: what it shows
+  std::string script;     // the gnuplot script, relative to the same folder
+  bool rendered = false;  // png and svg were drawn (false: gnuplot missing or failed)
 };
 
-// Writes <dir>/<name>.gp and renders <dir>/<name>.png: the training loss reported at each update
-// against time (left) and against the update count (right), one line per series.
-// Returns true when the PNG was rendered.
-bool write_loss_plot(const std::string& dir, const std::string& name, const std::string& title,
-                     const std::vector<PlotSeries>& series);
+// Writes the figures of a comparison into `dir` (the comparison's folder, the one
+// SeedRun::folder is relative to), each as <name>.gp, figures/<name>-*.dat and, rendered,
+// <name>.png and <name>.svg:
+//   loss            F (evaluated full training loss) vs simulated time (left) and work units
+//                   (right): per method the mean over seeds (line) and the pointwise min–max over
+//                   seeds (band), each seed a step function of its last evaluation on a common
+//                   grid of 400 points over the range every seed covers; each seed's evaluations
+//                   as open circles where there are at most 12 per seed; the reported minibatch
+//                   loss as a faint smoothed line of the same colour (seed mean); the target(s)
+//                   as dashed lines labelled with the value and "F" or "the train loss".
+//   time_to_target  (only with a target) a bar per method: mean time to the first target over
+//                   seeds with its 95 % t interval; censored methods hatched and lighter, "≥".
+//   tilde           (only with asynchronous methods) F and F̃ of the asynchronous methods side
+//                   by side vs time, on one y axis, bands as for loss.
+//   workers         per-worker busy fraction busy/(busy+idle) per method (first seed).
+//   staleness       the staleness histogram per method as fractions of gradients (first seed).
+// Titles carry Comparison::name, Budget::describe() and the seeds; axes are fitted to the data
+// drawn (figure::fit_axis: log only beyond a decade); legends sit right of the plots. The PNG is
+// width × 540 pixels (1400 for two panels), the SVG the same at 3/4 scale. gnuplot draws the
+// figures in parallel processes. Method i has the same colour in every figure
+// (figure::method_colour; dash patterns from the 15th method on). Returns the figures whose
+// scripts were written, in this order; a figure with nothing to show is left out. Never throws
+// for a missing or unreadable run file: that run is left out of the figure, with a warning.
+std::vector<Figure> write_comparison_figures(const std::string& dir, const Comparison& c);
+
+// The figure of one run folder (pacer run): <dir>/loss.{gp,png,svg} from <dir>/evals.csv and
+// <dir>/trace.csv: F (and F̃ for asynchronous runs) with the reported loss as a faint smoothed
+// line, against simulated time (left) and work units (right), with a dashed line per target
+// (`target_on`: "train" or "full"). Returns true when the PNG and SVG were rendered.
+bool write_run_figure(const std::string& dir, const std::string& title,
+                      const std::vector<double>& targets, const std::string& target_on);
+
+// write_run_figure in two halves, for a caller with other files to write meanwhile (pacer run
+// writes log.csv while gnuplot draws): the constructor reads evals.csv and trace.csv, writes the
+// data and the script and starts gnuplot; finish() waits for it, moves the PNG and SVG into
+// place and warns once when they could not be drawn, and returns whether they were. The
+// destructor finishes an unfinished job.
+class RunFigureJob {
+ public:
+  RunFigureJob(const std::string& dir, const std::string& title, const std::vector<double>& targets,
+               const std::string& target_on);
+  ~RunFigureJob();
+  RunFigureJob(const RunFigureJob&) = delete;
+  RunFigureJob& operator=(const RunFigureJob&) = delete;
+  bool finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace pacer

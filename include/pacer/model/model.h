@@ -43,6 +43,13 @@ class Model {
   virtual void initialize(Vec& x, Rng& rng) const = 0;
   // Scratch for batches of up to max_rows rows.
   virtual std::unique_ptr<Workspace> make_workspace(int max_rows) const = 0;
+  // Bytes the matrices of make_workspace(max_rows) hold, without allocating them: runs whose
+  // workspaces cannot fit in memory are refused before they start (core/memory.h). Fixed-size
+  // buffers may be left out; 0 when a model does not say.
+  virtual double workspace_bytes(int max_rows) const {
+    (void)max_rows;
+    return 0;
+  }
 
   // Mean loss over batch at x (plus the L2 term). Requires batch.rows <= ws.max_rows().
   virtual double loss(const Vec& x, const Batch& batch, Workspace& ws) const = 0;

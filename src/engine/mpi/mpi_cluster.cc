@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -68,6 +69,10 @@ MpiOptions read_mpi_options(const Config& config) {
   o.drain_timeout_s = config.get_double("engine.drain_timeout_s", o.drain_timeout_s);
   if (!(o.drain_timeout_s > 0))
     config.fail_key("engine.drain_timeout_s", "a number of seconds > 0");
+  o.startup_timeout_s = config.get_double("engine.startup_timeout_s", o.startup_timeout_s);
+  if (!(o.startup_timeout_s >= 0) || !std::isfinite(o.startup_timeout_s)) {
+    config.fail_key("engine.startup_timeout_s", "a finite number of seconds >= 0 (0 = no bound)");
+  }
   return o;
 }
 
@@ -226,8 +231,10 @@ struct MpiCluster::Impl {
         s.failed = true;
         std::string text(trailer, static_cast<size_t>(trailer_bytes));
         post_header_receive(w);
-        if (master) fail("rank {} (worker {}): {}", w + 1, w, text);
-        log_debug("MPI: during shutdown, rank {} (worker {}) reported: {}", w + 1, w, text);
+        // Under Ctrl-C every rank has the signal: rank 0 ends the run as interrupted, and a
+        // worker's report of the same signal is no error of its own.
+        if (master && !interrupt_requested()) fail("rank {} (worker {}): {}", w + 1, w, text);
+        log_debug("MPI: rank {} (worker {}) reported: {}", w + 1, w, text);
         return true;
       }
       case ReplyHeader::kBye: {
@@ -289,6 +296,11 @@ MpiCluster::~MpiCluster() {
 
 int MpiCluster::num_workers() const { return impl_->workers; }
 double MpiCluster::now() const { return impl_->now(); }
+
+void MpiCluster::exclude_time(double seconds) {
+  PACER_CHECK(seconds >= 0);
+  impl_->start += seconds;
+}
 double MpiCluster::end_time() const { return impl_->end_time; }
 bool MpiCluster::busy(int worker) const { return impl_->slots[worker].busy; }
 
@@ -322,6 +334,8 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
 }
 
 MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
+  // Every worker rank has set up its run by now (begin_run waited for their reports).
+  log_debug("MPI: the run starts on {} workers", num_workers());
   try {
     return run_loop(master, max_time);
   } catch (const std::exception& e) {
@@ -572,9 +586,37 @@ StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint
     }
   };
 
+  // A SIGINT or SIGTERM that reaches this rank alone is reported to rank 0 as this worker's
+  // error (rank 0 then ends the run naming this rank; under Ctrl-C rank 0 has it too and ends the
+  // run as interrupted); this worker then drops its jobs until stop, like after any error.
+  auto report_interrupt = [&] {
+    const std::string error =
+        fmt::format("received {}: the worker stopped, so the run ends", interrupt_signal_name());
+    wait_replies_sent();
+    ReplyHeader h{.kind = ReplyHeader::kError,
+                  .tag = -1,
+                  .trailer_bytes = static_cast<int64_t>(error.size())};
+    send(h, error.data(), nullptr);
+    failed = true;
+  };
+  // Waits for the next job or stop (polling, as wait_request), watching for an interrupt.
+  auto wait_job = [&] {
+    const double start = wall_seconds();
+    while (true) {
+      if (!failed && interrupt_requested()) report_interrupt();
+      if (wait_polling(job_request, "MPI_Irecv of a job", 0, kTagJob, sleep_us, 0.05)) return;
+      if (job_timeout > 0 && wall_seconds() - start > job_timeout) {
+        fail(
+            "MPI: rank {}: MPI_Irecv of a job from rank 0 ({} message, tag {}) did not complete "
+            "within {} s (2 x engine.timeout_s + engine.drain_timeout_s)",
+            rank(), tag_name(kTagJob), kTagJob, job_timeout);
+      }
+    }
+  };
+
   post();
   while (true) {
-    wait_request(job_request, "MPI_Irecv of a job", 0, kTagJob, sleep_us, job_timeout);
+    wait_job();
     if (job_header.kind == JobHeader::kStop) {
       // Rank 0 sends no model after a stop.
       MPI_Cancel(&model_request);

@@ -2,10 +2,13 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -14,12 +17,12 @@
 namespace pacer::mpi {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_interrupted = 0;  // the signal number, 0 before any
 bool g_active = false;
 int g_rank = 0;
 int g_size = 1;
 
-extern "C" void on_interrupt(int /*signal*/) { g_interrupted = 1; }
+extern "C" void on_interrupt(int signal) { g_interrupted = signal; }
 
 void install_interrupt_handlers() {
   struct sigaction action {};
@@ -48,6 +51,8 @@ const char* tag_name(int tag) {
       return "setup";
     case kTagGo:
       return "go";
+    case kTagHello:
+      return "hello";
     case kTagJob:
       return "job";
     case kTagModel:
@@ -102,6 +107,139 @@ void init() {
   g_active = true;
 }
 
+namespace {
+
+// This process's rank as the launcher (Open MPI, or a PMI-based one) announces it before
+// MPI_Init; -1 when none does.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return -1;
+}
+
+// Ends this process with status 1, after printing `message` as one error line, unless disarm()
+// is called within `seconds`. MPI cannot be aborted before MPI_Init has returned, so ending the
+// process is what is left: mpirun then ends the rest of the job.
+class Watchdog {
+ public:
+  Watchdog(double seconds, std::string message)
+      : message_(std::move(message)), thread_([this, seconds] { watch(seconds); }) {}
+  ~Watchdog() { disarm(); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void disarm() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      disarmed_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void watch(double seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (wake_.wait_for(lock, std::chrono::duration<double>(seconds),
+                       [this] { return disarmed_; })) {
+      return;
+    }
+    std::fprintf(stderr, "pacer: error: %s\n", message_.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
+  std::string message_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool disarmed_ = false;
+  std::thread thread_;
+};
+
+// Rank 0's half of the start-up handshake: a hello from every worker rank within `seconds`, then
+// an answer to each. Names the silent ranks and aborts the job otherwise.
+void hello_from_workers(double seconds, int poll_sleep_us) {
+  std::vector<int64_t> hellos(g_size, 0);
+  std::vector<MPI_Request> receives(g_size, MPI_REQUEST_NULL);
+  for (int r = 1; r < g_size; ++r) {
+    check(MPI_Irecv(&hellos[r], sizeof(int64_t), MPI_BYTE, r, kTagHello, MPI_COMM_WORLD,
+                    &receives[r]),
+          "MPI_Irecv", r, kTagHello);
+  }
+  const double deadline = wall_seconds() + seconds;
+  std::string missing;
+  for (int r = 1; r < g_size; ++r) {
+    if (wait_polling(receives[r], "MPI_Irecv", r, kTagHello, poll_sleep_us,
+                     std::max(1e-6, deadline - wall_seconds()))) {
+      continue;
+    }
+    missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (!missing.empty()) {
+    std::fprintf(stderr,
+                 "pacer: error: MPI start-up: ranks %s did not answer within %g s "
+                 "(engine.startup_timeout_s); aborting the job\n",
+                 missing.c_str(), seconds);
+    abort_job(1);
+  }
+  const int64_t answer = 1;
+  for (int r = 1; r < g_size; ++r) {
+    send_polling(&answer, sizeof answer, r, kTagHello, poll_sleep_us);
+  }
+}
+
+// A worker rank's half: says hello and waits for rank 0's answer. Rank 0 names a silent worker
+// within `seconds`, so a worker waits twice as long before it reports rank 0 as silent.
+void hello_to_rank0(double seconds, int poll_sleep_us) {
+  const int64_t hello = 1;
+  int64_t answer = 0;
+  MPI_Request requests[2];
+  check(MPI_Isend(&hello, sizeof hello, MPI_BYTE, 0, kTagHello, MPI_COMM_WORLD, &requests[0]),
+        "MPI_Isend", 0, kTagHello);
+  check(MPI_Irecv(&answer, sizeof answer, MPI_BYTE, 0, kTagHello, MPI_COMM_WORLD, &requests[1]),
+        "MPI_Irecv", 0, kTagHello);
+  const double deadline = wall_seconds() + 2 * seconds;
+  for (MPI_Request& request : requests) {
+    if (wait_polling(request, "the start-up handshake", 0, kTagHello, poll_sleep_us,
+                     std::max(1e-6, deadline - wall_seconds()))) {
+      continue;
+    }
+    std::fprintf(stderr,
+                 "pacer: error: MPI start-up: rank 0 did not answer rank %d within %g s "
+                 "(engine.startup_timeout_s); aborting the job\n",
+                 g_rank, 2 * seconds);
+    abort_job(1);
+  }
+}
+
+}  // namespace
+
+void start(double timeout_s, int poll_sleep_us) {
+  if (timeout_s <= 0 || active()) {
+    init();
+    return;
+  }
+  {
+    // Rank 0 reports first; a worker rank only when rank 0 itself is what hangs, one after
+    // another (by rank) so that the first report ends the job before the next.
+    const int rank = launcher_rank();
+    const double seconds = rank <= 0 ? timeout_s : 2 * timeout_s + 0.2 * rank;
+    Watchdog watchdog(
+        seconds,
+        fmt::format("MPI start-up: MPI_Init did not return within {:g} s on rank {} "
+                    "(engine.startup_timeout_s): another rank of the job is stopped, has not "
+                    "started or cannot be reached; ending the job",
+                    seconds, rank < 0 ? std::string("?") : std::to_string(rank)));
+    init();
+  }
+  if (g_rank == 0) {
+    hello_from_workers(timeout_s, poll_sleep_us);
+  } else {
+    hello_to_rank0(timeout_s, poll_sleep_us);
+  }
+}
+
 bool active() { return g_active; }
 int rank() { return g_rank; }
 int size() { return g_size; }
@@ -122,6 +260,19 @@ void abort_job(int code) {
 }
 
 bool interrupt_requested() { return g_interrupted != 0; }
+
+const char* interrupt_signal_name() {
+  switch (g_interrupted) {
+    case 0:
+      return "";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "a signal";
+  }
+}
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -17,6 +17,7 @@ enum Tag : int {
   kTagCommand = 101,  // rank 0 -> worker rank: run (with the config) or exit
   kTagSetup = 102,    // worker rank -> rank 0: setup report (empty = ready, else the error)
   kTagGo = 103,       // rank 0 -> worker rank: go (1) or abort (0) the run
+  kTagHello = 104,    // start-up handshake: worker rank -> rank 0, then rank 0 -> worker rank
   kTagJob = 111,      // rank 0 -> worker: JobHeader
   kTagModel = 112,    // rank 0 -> worker: the model x
   kTagReply = 113,    // worker -> rank 0: ReplyHeader + trailer

@@ -219,8 +219,24 @@ std::string torch_build_info() {
   using GetThreads = int();
   if (auto* get_config = find_symbol<GetConfig>("openblas_get_config")) {
     auto* get_threads = find_symbol<GetThreads>("openblas_get_num_threads");
-    info += fmt::format("openblas: {} ({} threads)\n", get_config(),
-                        get_threads != nullptr ? get_threads() : -1);
+    auto* get_core = find_symbol<GetConfig>("openblas_get_corename");
+    // The kernel set OpenBLAS picked for this CPU (OPENBLAS_CORETYPE overrides it).
+    info += fmt::format("openblas: {} ({} threads; kernels: {})\n", get_config(),
+                        get_threads != nullptr ? get_threads() : -1,
+                        get_core != nullptr ? get_core() : "unknown");
+  }
+  // The instruction set oneDNN dispatches its float32 convolutions to (ONEDNN_MAX_CPU_ISA caps
+  // it). Values of dnnl_cpu_isa_t in oneDNN 2.x: bit masks, larger = more extensions.
+  using GetIsa = int();
+  if (auto* get_isa = find_symbol<GetIsa>("dnnl_get_effective_cpu_isa")) {
+    const int isa = get_isa();
+    const char* name = isa == 0x1     ? "sse41"
+                       : isa == 0x3   ? "avx"
+                       : isa == 0x7   ? "avx2"
+                       : isa == 0x407 ? "avx2_vnni"
+                       : isa >= 0x27  ? "avx512 family"
+                                      : "other";
+    info += fmt::format("oneDNN effective ISA: {} (0x{:x})\n", name, isa);
   }
   info += fmt::format("torch threads: {} intra-op; oneDNN (mkldnn): {}\n", at::get_num_threads(),
                       at::hasMKLDNN() ? "yes" : "no");

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/engine/mpi/runtime.h"
 #include "pacer/method/protocol.h"
 #include "pacer/timing/timing_model.h"
 
@@ -51,11 +52,15 @@ struct MpiOptions {
   int poll_sleep_us = 100;      // sleep between two empty polls, on every rank
   double timeout_s = 1800;      // rank 0: longest wait for a reply while jobs are out; 0 = none
   double drain_timeout_s = 60;  // at shutdown: longest wait for the workers' goodbyes
+  // MPI_Init and the start-up handshake (runtime.h start()); read before MPI starts, by the
+  // pacer program, and here so that the key is known and checked. 0 = no bound.
+  double startup_timeout_s = kDefaultStartupTimeoutS;
 };
 
 // Reads engine.inject ("none" default | "delay" | "pace"), engine.poll_sleep_us (1..1000000,
-// default 100), engine.timeout_s (>= 0, default 1800; 0 = wait forever) and
-// engine.drain_timeout_s (> 0, default 60).
+// default 100), engine.timeout_s (>= 0, default 1800; 0 = wait forever),
+// engine.drain_timeout_s (> 0, default 60) and engine.startup_timeout_s (>= 0, default 60;
+// 0 = no bound).
 MpiOptions read_mpi_options(const Config& config);
 const char* inject_name(Inject inject);
 
@@ -109,8 +114,14 @@ class MpiCluster : public Cluster {
   // sending) and the master's code. After a clean shutdown, "worker_reported": each worker's own
   // count of jobs, lifetime, wait time, pace overruns and dropped jobs.
   void to_json(nlohmann::json& out) const;
-  // Wall seconds from run() to the end of the run (before shutdown).
+  // Wall seconds from run() to the end of the run (before shutdown), less excluded time.
   double end_time() const;
+  // Moves the run's clock back by `seconds` of wall time that the master spent on something that
+  // is not part of the run (evaluating the model): now(), the step times and max_time exclude it.
+  // Workers are not paused: a synchronous step's workers are idle while the master evaluates
+  // between steps, but a job in flight meanwhile (an asynchronous worker, a straggler under the
+  // finish policy) appears to take `seconds` less.
+  void exclude_time(double seconds);
 
   // Cluster:
   int num_workers() const override;

@@ -16,9 +16,16 @@
 // turned into pacer::Error naming the call, the rank and the message tag.
 //
 // Interrupts. init() installs SIGINT and SIGTERM handlers that only set a flag (mpirun forwards
-// Ctrl-C to the ranks as SIGTERM, then sends SIGKILL about one second later). Rank 0's poll loop
-// reads the flag and ends the run as "interrupted"; worker ranks keep serving until rank 0 stops
-// them.
+// Ctrl-C to every rank as SIGTERM, then sends SIGKILL about one second later). Rank 0's poll loop
+// reads the flag and ends the run as "interrupted" (exit status 130). A worker rank that receives
+// the signal on its own (kill -TERM of that one process) stops: it reports the signal to rank 0
+// (serve_jobs, or its next setup report), which ends the run with an error naming that rank
+// (status "error", exit status 1); when rank 0 was interrupted too (Ctrl-C), the run ends
+// "interrupted" as before.
+//
+// Start-up. start() bounds MPI_Init and a first handshake with every rank by
+// engine.startup_timeout_s, so that a rank that is stopped or never starts ends the job with one
+// error instead of hanging it inside MPI_Init.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +46,17 @@ class PeerError : public Error {
 // MPI_COMM_WORLD and installs the interrupt handlers. Idempotent. Throws Error when MPI cannot
 // start or has already been finalized.
 void init();
+// init() bounded in time, for the pacer program (the timeout is engine.startup_timeout_s; 0 = no
+// bound, then it is init()). If MPI_Init has not returned within timeout_s on rank 0 (2·timeout_s
+// plus 0.2 s per rank on worker ranks, so that rank 0 reports first), this process prints one
+// error and exits with status 1 (MPI cannot be aborted before it has started; mpirun then ends the
+// other ranks). Then every worker rank sends rank 0 a hello and waits for its answer: a rank that
+// does not answer within timeout_s (rank 0 waiting for the workers) or 2·timeout_s (a worker
+// waiting for rank 0) is named in one error, and the job is aborted (abort_job(1)).
+void start(double timeout_s, int poll_sleep_us = 200);
+// engine.startup_timeout_s by default: MPI_Init and the handshake take well under a second on one
+// host and seconds on a cluster; a minute leaves room for a slow batch-system start.
+inline constexpr double kDefaultStartupTimeoutS = 60;
 // Whether init() has started MPI in this process (and finalize() has not ended it).
 bool active();
 int rank();  // requires active()
@@ -51,6 +69,8 @@ void finalize();
 
 // True once SIGINT or SIGTERM has reached this process (after init()).
 bool interrupt_requested();
+// "SIGINT" or "SIGTERM" once interrupt_requested(), "" before.
+const char* interrupt_signal_name();
 
 // Seconds on a monotonic clock (steady_clock), for timeouts and engine statistics.
 double wall_seconds();

@@ -1,0 +1,101 @@
+// The results of `pacer compare`, typed: what the table, the figures and report.md are made of.
+//
+// run_comparison (compare.h) fills a Comparison; write_comparison_figures (plot.h) draws it and
+// write_report (report.h) writes report.md from it. Every number here comes from a run's
+// summary.json; none is recomputed by the readers.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pacer {
+
+inline constexpr double kNotAvailable = std::numeric_limits<double>::quiet_NaN();
+
+// The budget every method of a comparison gets: the same number of steps (updates), the same
+// simulated (engine) time, or the same number of work units.
+struct Budget {
+  enum class Kind { kSteps, kTime, kWork };
+  Kind kind = Kind::kSteps;
+  double value = 0;
+  // Whether the runs stop at the target (time-to-target comparisons) or run the whole budget
+  // (final-F comparisons).
+  bool stop_at_target = true;
+  // "1500 steps", "4000 s of simulated time", "3000 work units".
+  std::string describe() const;
+};
+
+// One seed of one method.
+struct SeedRun {
+  uint64_t seed = 0;
+  std::string folder;  // the run's folder relative to the comparison's: "<spec>/seed<k>"
+  std::string status;  // summary.json status: "target_reached", "max_steps", "diverged", ...
+  bool diverged = false;
+  bool reached = false;  // the first target was reached
+  // At the first target (kNotAvailable when not reached).
+  double steps_to_target = kNotAvailable, time_to_target = kNotAvailable,
+         work_to_target = kNotAvailable;
+  // At the run's end: what a seed that did not reach the target contributes (a lower bound).
+  double end_steps = 0, end_time = 0, end_work = 0;
+  double step_time = kNotAvailable;  // mean engine seconds per update
+  double units_per_job = kNotAvailable, units_per_worker_step = kNotAvailable;
+  // Final evaluation (kNotAvailable when absent).
+  double final_loss = kNotAvailable, tilde_loss = kNotAvailable, grad_norm_sq = kNotAvailable,
+         test_accuracy = kNotAvailable;
+};
+
+// Mean and two-sided 95 % Student-t confidence interval over seeds. With censored seeds (that did
+// not reach the target) the values are lower bounds: each such seed contributes its end value.
+struct Estimate {
+  int n = 0;  // values (seeds) behind it; 0 = no value
+  double mean = kNotAvailable, low = kNotAvailable, high = kNotAvailable;  // low/high: n >= 2
+  int censored = 0;  // seeds that contributed a lower bound
+  bool empty() const { return n == 0; }
+};
+
+// Mean and 95 % t interval of `values` (NaN entries skipped); `censored` is copied through.
+Estimate estimate(const std::vector<double>& values, int censored = 0);
+
+// An estimate as a table cell: "12.3 [11.0, 13.6]" (mean [95 % interval]), "12.3" (one value),
+// "≥ 12.3" (censored: a lower bound), "—" (no value). `spec` formats each number ("{:.2f}").
+std::string format_estimate(const Estimate& e, const char* spec);
+
+struct MethodResult {
+  std::string spec;                     // "pgc-cr:decoder=exact"
+  std::string folder;                   // its runs' parent folder: spec with '/' replaced
+  bool asynchronous = false;            // F̃ is logged for it
+  std::string tuned_value;              // the chosen value of the tuned key ("" = not tuned)
+  std::vector<std::string> tuning_log;  // "0.1: time to target ≥ 312 s (1/2 reached)", per value
+  std::vector<SeedRun> runs;            // the reported seeds, in order
+  int reached = 0, diverged = 0;
+  Estimate steps_to_target, time_to_target, work_to_target;  // censored as described
+  Estimate step_time, units_per_job, units_per_worker_step;
+  Estimate final_loss, tilde_loss, grad_norm_sq, test_accuracy;
+};
+
+// How a comparison ranks methods, smaller is better: with a target (has_target), the seeds that
+// missed it, then the mean time to target (censored seeds at their end time); without one,
+// (0, mean final F), +∞ when a seed diverged.
+std::pair<int, double> criterion_score(const MethodResult& m, bool has_target);
+
+struct Comparison {
+  std::string name;  // the config's name (file stem), for titles
+  std::string config_path;
+  Budget budget;
+  std::vector<double> targets;  // target.loss values (the first one is compared)
+  std::string target_on;        // "train" or "full"
+  int64_t target_hold = 1;
+  std::vector<uint64_t> seeds;         // reported seeds
+  std::vector<uint64_t> tuning_seeds;  // disjoint from seeds; empty when nothing was tuned
+  std::string tuned_key;               // "optimizer.lr", "" = no tuning
+  std::vector<std::string> tuned_grid;
+  // How the best method is chosen: "time to target" (targets set) or "final F".
+  std::string criterion;
+  std::vector<MethodResult> methods;
+};
+
+}  // namespace pacer

@@ -1,0 +1,351 @@
+// Fair comparisons (DESIGN.md section 6, issue "comparisons a researcher can trust"): targets on
+// the evaluated F where the reported loss cannot speak for it, evaluation on a time schedule and
+// at the end, equal budgets, censored seeds, tuning on disjoint seeds, deterministic reports.
+#include "pacer/experiment/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/core/error.h"
+#include "pacer/experiment/experiment.h"
+#include "pacer/experiment/recorder.h"
+#include "test_util.h"
+
+namespace pacer {
+namespace {
+
+using testing::read_text;
+using testing::TempDir;
+
+// Four workers with fixed compute times, one class each of a four-class blob problem: each
+// worker's minibatch loss falls fast (its partition holds one class) while F does not.
+constexpr const char* kByClass = R"(
+seed = 3
+workers = 4
+max_steps = 400
+eval_every = 50
+[data]
+source = "synthetic"
+generator = "blobs"
+samples = 400
+features = 6
+classes = 4
+noise = 2.0
+[partition]
+scheme = "by_class"
+[model]
+name = "softmax"
+[training]
+batch = 8
+[optimizer]
+lr = 0.5
+[method]
+name = "asgd"
+[timing]
+model = "fixed"
+tau = [1.0, 1.0, 2.0, 4.0]
+)";
+
+// Least squares with full-batch gradients on 4 workers, random stragglers.
+constexpr const char* kLeastSquares = R"(
+seed = 1
+workers = 4
+max_steps = 200
+eval_every = 10
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = 200
+features = 5
+[model]
+name = "least_squares"
+[training]
+batch = 0
+[optimizer]
+lr = 0.5
+[method]
+name = "dgd"
+[timing]
+model = "random_stragglers"
+tau = 0.1
+q = 0.25
+delay_mean = 1.0
+)";
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
+
+// Rows of a CSV file (header skipped), each split at commas.
+std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::istringstream in(read_text(path));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::string field;
+    std::istringstream cells(line);
+    while (std::getline(cells, field, ',')) fields.push_back(field);
+    if (!line.empty() && line.back() == ',') fields.push_back("");
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+TEST(Targets, AsynchronousRunsJudgeTheTargetOnTheEvaluatedFullLoss) {
+  TempDir dir;
+  Config config = Config::parse(kByClass, "by_class.toml");
+  config.set("target.loss=0.05");
+  RunOptions options;
+  options.out_dir = dir.file("run");
+  const RunOutcome outcome = run_experiment(config, options);
+  const nlohmann::json& target = outcome.summary["targets"][0];
+  EXPECT_EQ(target["on"], "full");
+  // The reported (one-class minibatch) loss did fall below the target: judged on it, as before,
+  // the run would have claimed the target.
+  double lowest_reported = 1e300;
+  for (const auto& row : csv_rows(dir.file("run/log.csv"))) {
+    lowest_reported = std::min(lowest_reported, std::stod(row[3]));
+  }
+  ASSERT_LT(lowest_reported, 0.05);
+  // F never did, so the target is not reached.
+  const auto evals = csv_rows(dir.file("run/evals.csv"));
+  ASSERT_FALSE(evals.empty());
+  double lowest_full = 1e300;
+  for (const auto& row : evals) lowest_full = std::min(lowest_full, std::stod(row[3]));
+  ASSERT_GT(lowest_full, 0.05);
+  EXPECT_FALSE(target["reached"].get<bool>());
+  EXPECT_NE(outcome.status, "target_reached");
+}
+
+TEST(Targets, TheFinalEvaluationCountsTowardAFullLossTarget) {
+  // Evaluations at steps 100 and 200, and the final one at 150: the target lies between F(100)
+  // and F(150).
+  TempDir dir;
+  Config probe = Config::parse(kLeastSquares, "ls.toml");
+  probe.set("optimizer.lr=0.05");
+  probe.set("eval_every=1");
+  probe.set("max_steps=150");
+  RunOptions quiet;
+  quiet.out_dir = dir.file("probe");
+  run_experiment(probe, quiet);
+  const auto evals = csv_rows(dir.file("probe/evals.csv"));
+  ASSERT_EQ(evals.size(), 150u);
+  const double f100 = std::stod(evals[99][3]), f150 = std::stod(evals[149][3]);
+  ASSERT_LT(f150, f100);
+
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  config.set("optimizer.lr=0.05");
+  config.set("eval_every=100");
+  config.set("max_steps=150");
+  config.set("target.on=\"full\"");
+  config.set_double("target.loss", 0.5 * (f100 + f150));
+  RunOptions options;
+  options.out_dir = dir.file("run");
+  const RunOutcome outcome = run_experiment(config, options);
+  const nlohmann::json& target = outcome.summary["targets"][0];
+  EXPECT_TRUE(target["reached"].get<bool>());
+  EXPECT_EQ(target["steps"].get<int64_t>(), 150);
+  EXPECT_EQ(csv_rows(dir.file("run/evals.csv")).size(), 2u);  // step 100 and the final one
+}
+
+TEST(Targets, EvaluationFollowsASimulatedTimeSchedule) {
+  TempDir dir;
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  config.set("eval_every=0");
+  config.set("eval_every_s=2.5");
+  RunOptions options;
+  options.out_dir = dir.file("run");
+  run_experiment(config, options);
+  const auto evals = csv_rows(dir.file("run/evals.csv"));
+  const auto log = csv_rows(dir.file("run/log.csv"));
+  ASSERT_GE(evals.size(), 3u);
+  // Each evaluation (but the final one) is at the first update at or after a multiple of 2.5 s.
+  size_t next = 0;
+  double boundary = 2.5;
+  std::vector<double> expected;
+  for (const auto& row : log) {
+    const double t = std::stod(row[0]);
+    if (t >= boundary) {
+      expected.push_back(t);
+      while (boundary <= t) boundary += 2.5;
+    }
+  }
+  for (; next + 1 < evals.size(); ++next) {
+    ASSERT_LT(next, expected.size());
+    EXPECT_EQ(std::stod(evals[next][0]), expected[next]);
+  }
+}
+
+TEST(LossTraceTest, KeepsBlockMeansWithinItsBound) {
+  LossTrace trace;
+  const int64_t updates = 100000;
+  for (int64_t step = 1; step <= updates; ++step) {
+    UpdateRecord r;
+    r.step = step;
+    r.time = 0.5 * step;
+    r.work_units = step;
+    r.loss = static_cast<double>(step);
+    trace.add(r);
+  }
+  std::istringstream in(trace.csv());
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "time,step,work_units,loss");
+  int rows = 0;
+  int64_t previous = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    std::istringstream cells(line);
+    std::string time, step, work, loss;
+    std::getline(cells, time, ',');
+    std::getline(cells, step, ',');
+    std::getline(cells, work, ',');
+    std::getline(cells, loss, ',');
+    const int64_t last = std::stoll(step);
+    // The mean of the steps previous+1 .. last is their midpoint.
+    EXPECT_DOUBLE_EQ(std::stod(loss), 0.5 * static_cast<double>(previous + 1 + last));
+    EXPECT_DOUBLE_EQ(std::stod(time), 0.5 * static_cast<double>(last));
+    previous = last;
+  }
+  EXPECT_EQ(previous, updates);
+  EXPECT_LE(rows, static_cast<int>(2 * LossTrace::kTraceBlocks) + 1);
+  EXPECT_GE(rows, static_cast<int>(LossTrace::kTraceBlocks) / 2);
+}
+
+TEST(Compare, AsynchronousMethodsGetEqualSimulatedTimeByDefault) {
+  TempDir dir;
+  Config config = Config::parse(kByClass, "by_class.toml");
+  config.set("max_steps=100");
+  CompareOptions options;
+  options.methods = {"asgd", "rescaled-asgd", "malenia"};
+  options.out_dir = dir.path();
+  const CompareResult result = run_comparison(config, options);
+  const Comparison& c = result.comparison;
+  // T = max_steps / Σ 1/τ_i = 100 / (1 + 1 + 0.5 + 0.25).
+  ASSERT_EQ(c.budget.kind, Budget::Kind::kTime);
+  EXPECT_DOUBLE_EQ(c.budget.value, 100 / 2.75);
+  for (const MethodResult& m : c.methods) {
+    ASSERT_EQ(m.runs.size(), 1u);
+    const nlohmann::json s = read_json(dir.file(m.runs[0].folder + "/summary.json"));
+    // Every method ran until the budget (not until 100 updates), within one job of it.
+    EXPECT_EQ(s["status"], "max_time") << m.spec;
+    EXPECT_LE(m.runs[0].end_time, c.budget.value) << m.spec;
+    EXPECT_GT(m.runs[0].end_time, c.budget.value - 4.0) << m.spec;
+  }
+  EXPECT_NE(result.markdown.find("Budget: 36.3636 s of simulated time"), std::string::npos)
+      << result.markdown;
+  EXPECT_NE(result.markdown.find("final F̃"), std::string::npos);
+}
+
+TEST(Compare, SeedsThatMissTheTargetAreCensoredNotDropped) {
+  TempDir dir;
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  config.set("target.loss=0.3");
+  config.set("target.hold=2");
+  CompareOptions options;
+  // Plain DGD reaches the target; with a stepsize 10^5 times smaller it cannot.
+  options.methods = {"dgd", "dgd:optimizer.lr=0.000005"};
+  options.seeds = 2;
+  options.out_dir = dir.path();
+  const CompareResult result = run_comparison(config, options);
+  const Comparison& c = result.comparison;
+  ASSERT_EQ(c.methods.size(), 2u);
+  const MethodResult& good = c.methods[0];
+  const MethodResult& slow = c.methods[1];
+  EXPECT_EQ(good.reached, 2);
+  EXPECT_EQ(good.time_to_target.censored, 0);
+  EXPECT_EQ(slow.reached, 0);
+  EXPECT_EQ(slow.time_to_target.censored, 2);
+  // Its time to target is the mean of its end times (a lower bound), not the other's mean.
+  EXPECT_DOUBLE_EQ(slow.time_to_target.mean, 0.5 * (slow.runs[0].end_time + slow.runs[1].end_time));
+  EXPECT_EQ(slow.runs[0].end_steps, 200);
+  const std::string row = result.markdown.substr(result.markdown.find("| dgd:optimizer"));
+  EXPECT_NE(row.find("| 0/2 |"), std::string::npos) << row;
+  EXPECT_NE(row.find("≥ "), std::string::npos) << row;
+  const std::string report = read_text(dir.file("report.md"));
+  EXPECT_NE(report.find("reached the target on only 0/2 seeds"), std::string::npos) << report;
+}
+
+TEST(Compare, TuningUsesSeedsDisjointFromTheReportedOnes) {
+  TempDir dir;
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  config.set("target.loss=0.3");
+  CompareOptions options;
+  options.methods = {"dgd", "is-sgd:k=1"};
+  options.seeds = 2;
+  options.tune = "optimizer.lr=0.000005,0.5";
+  options.tuning_seeds = 2;
+  options.out_dir = dir.path();
+  const Comparison c = run_comparison(config, options).comparison;
+  EXPECT_EQ(c.seeds, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(c.tuning_seeds, (std::vector<uint64_t>{3, 4}));
+  for (const MethodResult& m : c.methods) {
+    EXPECT_EQ(m.tuned_value, "0.5") << m.spec;  // the tiny stepsize never reaches the target
+    EXPECT_EQ(m.tuning_log.size(), 2u);
+    for (uint64_t seed : {3, 4}) {
+      for (const char* value : {"0.000005", "0.5"}) {
+        EXPECT_TRUE(std::filesystem::exists(dir.file("tuning/" + m.folder + "/" + value + "/seed" +
+                                                     std::to_string(seed) + "/summary.json")));
+      }
+    }
+    for (const SeedRun& r : m.runs) {
+      const std::string resolved = read_text(dir.file(r.folder + "/config.toml"));
+      EXPECT_NE(resolved.find("lr = 0.5"), std::string::npos) << r.folder;
+      EXPECT_TRUE(r.seed == 1 || r.seed == 2);
+    }
+  }
+}
+
+TEST(Compare, BudgetsAreAppliedToEveryMethod) {
+  TempDir dir;
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  CompareOptions options;
+  options.methods = {"dgd", "gc-fr:s=1"};
+  options.budget = "work=120";
+  options.out_dir = dir.path();
+  const Comparison c = run_comparison(config, options).comparison;
+  for (const MethodResult& m : c.methods) {
+    EXPECT_EQ(m.runs[0].status, "max_work") << m.spec;
+    EXPECT_GE(m.runs[0].end_work, 120) << m.spec;
+  }
+  EXPECT_THROW(
+      {
+        options.budget = "time=-1";
+        run_comparison(config, options);
+      },
+      Error);
+  EXPECT_THROW(
+      {
+        options.budget = "minutes=3";
+        run_comparison(config, options);
+      },
+      Error);
+}
+
+TEST(Compare, SameConfigAndSeedsGiveIdenticalTablesAndReports) {
+  TempDir dir;
+  Config config = Config::parse(kLeastSquares, "ls.toml");
+  config.set("target.loss=0.3");
+  CompareOptions options;
+  options.methods = {"dgd", "is-sgd:k=2"};
+  options.seeds = 2;
+  for (const char* out : {"a", "b"}) {
+    options.out_dir = dir.file(out);
+    run_comparison(config, options);
+  }
+  for (const char* name : {"compare.md", "compare.csv", "report.md"}) {
+    EXPECT_EQ(read_text(dir.file(std::string("a/") + name)),
+              read_text(dir.file(std::string("b/") + name)))
+        << name;
+  }
+}
+
+}  // namespace
+}  // namespace pacer
