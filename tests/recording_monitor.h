@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "pacer/method/trainer.h"
@@ -17,8 +19,14 @@ class RecordingMonitor : public Monitor {
     models.push_back(x);
     return record.step < max_steps_;
   }
+  void on_stopped(std::string_view status, std::string_view reason) override {
+    stop_status = status;
+    stop_reason = reason;
+  }
   std::vector<UpdateRecord> records;
   std::vector<Vec> models;
+  // What the method said when it stopped the run (Trainer::stop); empty if it did not.
+  std::string stop_status, stop_reason;
 
  private:
   int64_t max_steps_;

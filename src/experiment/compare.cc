@@ -198,11 +198,6 @@ void summarize_method(MethodResult& m, bool has_target) {
   m.test_accuracy = plain_estimate(m.runs, &SeedRun::test_accuracy);
 }
 
-std::string csv_estimate(const Estimate& e) {
-  auto num = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
-  return fmt::format("{},{},{},{}", num(e.mean), num(e.low), num(e.high), e.censored);
-}
-
 struct Table {
   std::string markdown, csv;
 };
@@ -289,7 +284,6 @@ SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
   RunOptions run;
   run.problem = &problem;
   run.reject_unknown_keys = false;
-  run.throw_on_divergence = false;
   run.label = fmt::format("{} seed {}", label, seed);
   if (!out_dir.empty()) run.out_dir = out_dir + "/" + run_dir;
   const RunOutcome outcome = run_experiment(c, run);

@@ -67,4 +67,9 @@ std::string format_estimate(const Estimate& e, const char* spec) {
                      fmt::format(fmt::runtime(spec), e.high));
 }
 
+std::string csv_estimate(const Estimate& e) {
+  auto num = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); };
+  return fmt::format("{},{},{},{}", num(e.mean), num(e.low), num(e.high), e.censored);
+}
+
 }  // namespace pacer

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "pacer/core/error.h"
@@ -13,7 +14,7 @@
 #include "pacer/core/memory.h"
 #include "pacer/data/partition.h"
 #include "pacer/data/source.h"
-#include "pacer/engine/sim/simulator.h"
+#include "pacer/engine/registry.h"
 #include "pacer/experiment/plot.h"
 #include "pacer/experiment/recorder.h"
 #include "pacer/method/method.h"
@@ -22,11 +23,6 @@
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
-#endif
-
-#ifdef PACER_HAVE_MPI
-#include "pacer/engine/mpi/mpi_cluster.h"
-#include "pacer/engine/mpi/runtime.h"
 #endif
 
 namespace pacer {
@@ -39,16 +35,22 @@ int read_workers(const Config& config) {
   return static_cast<int>(n);
 }
 
-// Weights w_i ∝ 1/τ_i of the objective F̃ that vanilla ASGD minimises (DESIGN.md section 3.2).
-std::vector<double> frequency_weights(const TimingModel& timing) {
-  std::vector<double> w(timing.num_workers());
-  double total = 0;
+// Each worker's gradient rate 1/τ_i at its modelled mean unit time τ_i; empty when the timing
+// model does not state every τ_i (> 0).
+std::vector<double> gradient_rates(const TimingModel& timing) {
+  std::vector<double> rates(timing.num_workers());
   for (int i = 0; i < timing.num_workers(); ++i) {
     std::optional<double> tau = timing.mean_unit_time(i);
     if (!tau || !(*tau > 0)) return {};
-    w[i] = 1.0 / *tau;
-    total += w[i];
+    rates[i] = 1.0 / *tau;
   }
+  return rates;
+}
+
+// Weights w_i ∝ 1/τ_i of the objective F̃ that vanilla ASGD minimises (DESIGN.md section 3.2).
+std::vector<double> frequency_weights(const TimingModel& timing) {
+  std::vector<double> w = gradient_rates(timing);
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
   for (double& v : w) v /= total;
   return w;
 }
@@ -71,10 +73,11 @@ void write_outputs(const std::string& dir, const Config& config, const Recorder&
   std::string name = config.source().substr(config.source().find_last_of('/') + 1);
   if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
   const std::string method = summary.value("method", std::string("run"));
-  RunFigureJob figure(dir,
-                      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ",
-                                  method, summary.value("seed", 0)),
-                      targets, target_on);
+  RunFigureJob figure(
+      dir,
+      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
+                  summary.value("seed", 0)),
+      targets, target_on);
   write_file_atomic(dir + "/config.toml", config.to_toml());
   write_file_atomic(dir + "/log.csv", recorder.log_csv());
   write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
@@ -183,19 +186,12 @@ struct RunSetup {
   const Problem* problem = nullptr;
   int workers = 0;
   std::unique_ptr<TimingModel> timing;
-  std::string engine;
-  CommModel comm;  // sim
-#ifdef PACER_HAVE_MPI
-  mpi::MpiOptions mpi;
-#endif
+  std::string engine_name;
+  std::unique_ptr<Engine> engine;
   std::unique_ptr<Method> method;
   StopRules rules;
   OptimizerOptions optimizer;
   bool save_model = false;
-  // Whether the timing model describes the run's compute times: always on the simulator, and on
-  // MPI when it injects them. Otherwise Rescaled ASGD's τ = "model" and the F̃ weights, which
-  // come from the timing model, would describe a different run, so they are not offered.
-  bool timing_describes_run = true;
 };
 
 RunSetup build_run(const Config& config, const Problem* shared) {
@@ -210,21 +206,11 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   }
   s.workers = s.problem->workers;
   s.timing = make_timing_model(config, s.workers, s.seed);
-  s.engine = config.get_choice("engine.name", "sim", {"sim", "mpi"});
-  if (s.engine == "sim") {
-    s.comm = make_comm_model(config);
-  } else {
-#ifdef PACER_HAVE_MPI
-    s.mpi = mpi::read_mpi_options(config);
-    s.timing_describes_run = s.mpi.inject != mpi::Inject::kNone;
-#else
-    config.fail_key("engine.name",
-                    "\"sim\": this pacer was built without the MPI engine (Open MPI was not found "
-                    "when it was compiled)");
-#endif
-  }
-  MethodSetup method_setup{s.problem->objective, s.timing_describes_run ? s.timing.get() : nullptr,
-                           s.workers, s.seed};
+  s.engine = make_engine(config, s.workers);
+  s.engine_name = config.get_string("engine.name", "sim");
+  MethodSetup method_setup{s.problem->objective,
+                           s.engine->timing_describes_run() ? s.timing.get() : nullptr, s.workers,
+                           s.seed};
   s.method = make_method(config, method_setup);
   s.rules = read_stop_rules(config, full_loss_reason(config, s.method->synchronous()));
   s.optimizer = read_optimizer_options(config, s.rules.max_steps);
@@ -232,103 +218,16 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   return s;
 }
 
-// How an engine's part of a run ended.
-enum class EndKind { kOk, kError, kInterrupted };
-
-// One engine's part of a run: drive the master to its end, stop whatever still works, describe
-// what happened. The rest of a run (building, recording, writing) is the same for every engine.
-class EngineRun {
- public:
-  virtual ~EngineRun() = default;
-  // Runs `master` until it finishes or the engine ends the run; returns true if it was
-  // interrupted (SIGINT/SIGTERM).
-  virtual bool run(Master& master) = 0;
-  // Stops the workers after run() (or after an error). Idempotent.
-  virtual void stop(EndKind end) = 0;
-  // The engine's clock at the end of the run.
-  virtual double end_time() const = 0;
-  // Whether the run's clock is a wall clock (then the master's evaluations are taken out of it).
-  virtual bool wall_clock() const { return false; }
-  // Takes `seconds` of wall time that the master spent evaluating out of the run's clock.
-  virtual void exclude_time(double seconds) { (void)seconds; }
-  // summary.json's engine_stats.
-  virtual void stats(nlohmann::json& out) const = 0;
-};
-
-class SimulatorRun : public EngineRun {
- public:
-  explicit SimulatorRun(const RunSetup& s)
-      : simulator_(
-            *s.timing, s.comm, s.seed,
-            s.rules.max_time > 0 ? s.rules.max_time : std::numeric_limits<double>::infinity()) {
-    for (int i = 0; i < s.workers; ++i) workers_.push_back(s.method->make_worker(i));
-  }
-  bool run(Master& master) override {
-    simulator_.run(master, workers_);
-    return false;
-  }
-  void stop(EndKind) override {}
-  double end_time() const override { return simulator_.now(); }
-  void stats(nlohmann::json& out) const override { simulator_.stats().to_json(out); }
-
- private:
-  Simulator simulator_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-};
-
-#ifdef PACER_HAVE_MPI
-// Rank 0 of an MPI job. Constructing it starts the run on the worker ranks: they receive the
-// configuration (its source name on the first line, then the resolved TOML) and build the same
-// problem and method (serve_mpi_worker_rank).
-class MpiRun : public EngineRun {
- public:
-  MpiRun(const Config& config, const RunSetup& s) : max_time_(s.rules.max_time) {
-    mpi::init();
-    if (mpi::rank() != 0) {
-      fail(
-          "engine.name = \"mpi\": run_experiment runs on rank 0 only; ranks 1..n serve it "
-          "(serve_mpi_worker_rank)");
-    }
-    mpi::begin_run(
-        config.source() + "\n" + config.to_toml(), s.workers,
-        mpi::SessionOptions{.timeout_s = s.mpi.timeout_s, .poll_sleep_us = s.mpi.poll_sleep_us});
-    cluster_ = std::make_unique<mpi::MpiCluster>(s.mpi, s.workers, s.problem->objective->dim());
-  }
-  bool run(Master& master) override {
-    return cluster_->run(master, max_time_) == mpi::MpiCluster::Outcome::kInterrupted;
-  }
-  void stop(EndKind end) override {
-    switch (end) {
-      case EndKind::kOk:
-        cluster_->shutdown(mpi::StopStatus::kOk);
-        break;
-      case EndKind::kError:
-        cluster_->shutdown(mpi::StopStatus::kError);
-        break;
-      case EndKind::kInterrupted:
-        // mpirun follows its SIGTERM with SIGKILL within seconds: do not wait long.
-        cluster_->shutdown(mpi::StopStatus::kInterrupted, 2.0);
-        break;
-    }
-  }
-  double end_time() const override { return cluster_->end_time(); }
-  bool wall_clock() const override { return true; }
-  void exclude_time(double seconds) override { cluster_->exclude_time(seconds); }
-  void stats(nlohmann::json& out) const override { cluster_->to_json(out); }
-
- private:
-  double max_time_;
-  std::unique_ptr<mpi::MpiCluster> cluster_;
-};
-#endif
-
-std::unique_ptr<EngineRun> make_engine_run(const Config& config, const RunSetup& s) {
-#ifdef PACER_HAVE_MPI
-  if (s.engine == "mpi") return std::make_unique<MpiRun>(config, s);
-#else
-  (void)config;
-#endif
-  return std::make_unique<SimulatorRun>(s);
+// The engine's part of the run `s` builds, set up (for MPI: the worker ranks have the
+// configuration and built their halves).
+std::unique_ptr<EngineRun> start_engine(const Config& config, const RunSetup& s) {
+  return s.engine->start(EngineInputs{.config = config,
+                                      .timing = *s.timing,
+                                      .method = *s.method,
+                                      .workers = s.workers,
+                                      .dim = s.problem->objective->dim(),
+                                      .seed = s.seed,
+                                      .max_time = s.rules.max_time});
 }
 
 }  // namespace
@@ -349,12 +248,10 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     probe["synchronous"] = s.method->synchronous();
     // Gradients per second that all workers deliver at their modelled mean speeds (Σ 1/τ_i), when
     // the timing model states every τ_i: pacer compare's default time budget.
-    const std::vector<double> weights = frequency_weights(*s.timing);
-    double rate = 0;
-    for (int i = 0; i < s.timing->num_workers() && !weights.empty(); ++i) {
-      rate += 1.0 / *s.timing->mean_unit_time(i);
-    }
-    probe["gradients_per_second"] = weights.empty() ? nlohmann::json() : nlohmann::json(rate);
+    const std::vector<double> rates = gradient_rates(*s.timing);
+    probe["gradients_per_second"] =
+        rates.empty() ? nlohmann::json()
+                      : nlohmann::json(std::accumulate(rates.begin(), rates.end(), 0.0));
     probe["max_steps"] = s.rules.max_steps;
     probe["max_time"] = s.rules.max_time;
     probe["targets"] = s.rules.targets;
@@ -364,13 +261,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     return RunOutcome{"validated", std::move(probe)};
   }
 
-  std::unique_ptr<EngineRun> engine = make_engine_run(config, s);
+  std::unique_ptr<EngineRun> engine = start_engine(config, s);
   const Objective& objective = *s.problem->objective;
   Vec x0;
   Rng init_rng(s.seed, "init");
   objective.model().initialize(x0, init_rng);
 
-  std::vector<double> tilde = s.method->synchronous() || !s.timing_describes_run
+  std::vector<double> tilde = s.method->synchronous() || !s.engine->timing_describes_run()
                                   ? std::vector<double>{}
                                   : frequency_weights(*s.timing);
   Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
@@ -391,12 +288,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     summary["parameters"] = objective.dim();
     summary["data"] = s.problem->data.train.name;
     summary["timing"] = s.timing->name();
-    summary["engine"] = s.engine;
+    summary["engine"] = s.engine_name;
     summary["synchronous"] = s.method->synchronous();
     recorder.summarize(summary);
     nlohmann::json method_summary;
     master->summarize(method_summary);
     summary["method_stats"] = method_summary;
+    summary["lost_workers"] = master->lost_workers_json();
     nlohmann::json engine_summary;
     engine->stats(engine_summary);
     summary["engine_stats"] = engine_summary;
@@ -437,59 +335,27 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     engine->stop(EndKind::kInterrupted);
     return RunOutcome{"interrupted", std::move(summary)};
   }
-  if (recorder.status() == "diverged" && options.throw_on_divergence) {
-    throw DivergedError(fmt::format(
-        "training diverged at step {}: {} (try a smaller optimizer.lr){}",
-        summary["steps"].get<int64_t>(), recorder.divergence(),
-        options.out_dir.empty() ? "" : "; the log up to that point is in " + options.out_dir));
-  }
   return RunOutcome{recorder.status(), std::move(summary)};
 }
 
 int serve_mpi_worker_rank() {
-#ifdef PACER_HAVE_MPI
-  mpi::init();
-  const int rank = mpi::rank();
-  if (rank == 0) fail("serve_mpi_worker_rank: rank 0 runs the master, not a worker");
-  const int index = rank - 1;
-  while (true) {
-    mpi::Command command = mpi::wait_command();
-    if (command.kind == mpi::Command::kExit) return command.exit_status;
-    std::optional<RunSetup> setup;
-    std::unique_ptr<Worker> worker;
-    std::string error;
-    try {
-      const size_t newline = command.config_toml.find('\n');
-      const std::string source = command.config_toml.substr(0, newline);
-      Config config =
-          Config::parse(newline == std::string::npos ? "" : command.config_toml.substr(newline + 1),
-                        source.empty() ? "config" : source);
-      setup.emplace(build_run(config, nullptr));
-      if (index >= setup->workers)
-        fail("rank {} has no worker: workers = {}", rank, setup->workers);
-      worker = setup->method->make_worker(index);
-    } catch (const std::exception& e) {
-      error = e.what();
-      if (error.empty()) error = "unknown error";
+  // Each run's worker half, from the configuration rank 0 sent: the same problem and method.
+  const WorkerProcessBuilder build = [](const Config& config, int index) {
+    auto setup = std::make_shared<RunSetup>(build_run(config, nullptr));
+    if (index >= setup->workers) {
+      fail("there is no worker {} in this run: workers = {}", index, setup->workers);
     }
-    // A signal that reached this rank alone, between runs: the worker has stopped (runtime.h).
-    if (error.empty() && mpi::interrupt_requested()) {
-      error = fmt::format("received {}: the worker stopped", mpi::interrupt_signal_name());
-    }
-    if (!mpi::report_setup(error, setup ? setup->mpi.poll_sleep_us : 200)) continue;
-    try {
-      mpi::serve_jobs(*worker, *setup->timing, index, setup->seed, setup->mpi,
-                      setup->problem->objective->dim());
-    } catch (const std::exception& e) {
-      // Rank 0 cannot be reached (a timeout, a broken communicator): say so here and end the job.
-      std::fprintf(stderr, "pacer: error: rank %d (worker %d): %s; aborting the job\n", rank, index,
-                   e.what());
-      mpi::abort_job(1);
-    }
-  }
-#else
-  fail("this pacer was built without the MPI engine (Open MPI was not found when it was compiled)");
-#endif
+    WorkerProcess process;
+    process.worker = setup->method->make_worker(index);
+    process.timing = setup->timing.get();
+    process.engine = setup->engine.get();
+    process.seed = setup->seed;
+    process.dim = setup->problem->objective->dim();
+    process.workers = setup->workers;
+    process.owner = std::move(setup);
+    return process;
+  };
+  return serve_worker_process("mpi", build);
 }
 
 }  // namespace pacer

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
@@ -39,6 +40,18 @@ double parse_number(std::string_view field) {
   auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
   if (error != std::errc() || end != field.data() + field.size()) return kNaN;
   return value;
+}
+
+// The smallest and largest finite value; (+inf, -inf) when there is none.
+std::pair<double, double> finite_range(const std::vector<double>& values) {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  return {lo, hi};
 }
 
 }  // namespace
@@ -160,13 +173,7 @@ Band seed_band(const std::vector<Series>& seeds, size_t points) {
 
 Axis fit_axis(const std::vector<double>& values, double margin) {
   Axis axis;
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  for (double v : values) {
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
+  const auto [lo, hi] = finite_range(values);
   if (!(lo <= hi)) return axis;  // no finite value
   if (lo > 0 && hi > 10 * lo) {
     axis.log = true;
@@ -202,13 +209,7 @@ Axis fit_axis(const std::vector<double>& values, double margin) {
 
 Axis fit_x_axis(const std::vector<double>& values) {
   Axis axis;
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  for (double v : values) {
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
+  const auto [lo, hi] = finite_range(values);
   if (!(lo <= hi)) return axis;
   if (hi <= 0) {
     axis.low = lo == hi ? lo - 1 : lo;

@@ -682,6 +682,13 @@ std::string comparison_title(const Comparison& c, const std::string& what) {
   return title;
 }
 
+// How every bar chart of a comparison opens: its title, a light horizontal grid, and a border on
+// the left and bottom only.
+void open_bar_chart(Script& s, const Comparison& c, const std::string& what) {
+  s << fmt::format("set title {} font ',{}'", gp_string(comparison_title(c, what)), kTitleFont);
+  s << "set grid ytics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
+}
+
 // ---------------------------------------------------------------------------------------------
 // The figures of a comparison.
 
@@ -939,9 +946,7 @@ std::optional<Figure> time_to_target_figure(const std::string& dir, const Compar
   }
   caption += ".";
   Script s("time_to_target", caption, width, height);
-  s << fmt::format("set title {} font ',{}'",
-                   gp_string(comparison_title(c, "time to target " + target)), kTitleFont);
-  s << "set grid ytics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
+  open_bar_chart(s, c, "time to target " + target);
   std::vector<std::string> specs;
   for (const MethodResult& m : c.methods) specs.push_back(m.spec);
   // Method names longer than a bar is wide are written at 20°, with room below for the longest.
@@ -1095,9 +1100,7 @@ std::optional<Figure> workers_figure(const std::string& dir, const Comparison& c
       "legend gives the mean over workers.",
       describe_first_seeds(seeds));
   Script s("workers", caption, width, height);
-  s << fmt::format("set title {} font ',{}'", gp_string(comparison_title(c, "worker utilisation")),
-                   kTitleFont);
-  s << "set grid ytics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
+  open_bar_chart(s, c, "worker utilisation");
   s << layout.panels[0].margins();
   s << key_at(layout);
   s << axis_commands('y', linear_axis(0, std::max(top, 0.05) * 1.08));
@@ -1203,9 +1206,7 @@ std::optional<Figure> staleness_figure(const std::string& dir, const Comparison&
       "the legend gives the mean age.",
       describe_first_seeds(seeds));
   Script s("staleness", caption, width, height);
-  s << fmt::format("set title {} font ',{}'", gp_string(comparison_title(c, "gradient staleness")),
-                   kTitleFont);
-  s << "set grid ytics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
+  open_bar_chart(s, c, "gradient staleness");
   s << layout.panels[0].margins();
   s << key_at(layout);
   s << layout.panels[0].axis_labels("staleness (steps; updates for asynchronous methods)",

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 #include "pacer/core/error.h"
 #include "pacer/core/stats.h"
@@ -19,6 +20,8 @@ constexpr const char* kLogHeader =
 constexpr const char* kEvalsHeader =
     "time,step,work_units,full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
 constexpr const char* kTraceHeader = "time,step,work_units,loss\n";
+// The evaluation columns of a log.csv row at which the model was not evaluated.
+constexpr std::string_view kNoEvaluation = ",,,,,\n";
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -173,6 +176,16 @@ Recorder::Recorder(StopRules rules, const Objective& objective, const Dataset& t
   next_eval_time_ = rules_.eval_every_s;
 }
 
+void Recorder::Evaluated::append_csv(std::string& out) const {
+  fmt::format_to(std::back_inserter(out), "{},{},", full_loss, grad_norm_sq);
+  if (has_tilde) fmt::format_to(std::back_inserter(out), "{}", tilde_loss);
+  if (has_test) {
+    fmt::format_to(std::back_inserter(out), ",{},{}\n", test_loss, test_accuracy);
+  } else {
+    out += ",,\n";
+  }
+}
+
 Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
   const double begin = wall_now();
   Evaluated e;
@@ -190,14 +203,8 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
     e.test_accuracy = t.accuracy;
     e.has_test = true;
   }
-  fmt::format_to(std::back_inserter(evals_), "{},{},{},{},{},", at.time, at.step, at.work_units,
-                 e.full_loss, e.grad_norm_sq);
-  if (e.has_tilde) fmt::format_to(std::back_inserter(evals_), "{}", e.tilde_loss);
-  if (e.has_test) {
-    fmt::format_to(std::back_inserter(evals_), ",{},{}\n", e.test_loss, e.test_accuracy);
-  } else {
-    evals_ += ",,\n";
-  }
+  fmt::format_to(std::back_inserter(evals_), "{},{},{},", at.time, at.step, at.work_units);
+  e.append_csv(evals_);
   ++evaluations_;
   const double seconds = wall_now() - begin;
   evaluation_seconds_ += seconds;
@@ -219,15 +226,10 @@ void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
                  r.work_units, r.loss, r.grad_norm, r.responders, r.staleness, r.stepsize,
                  r.worker >= 0 ? std::to_string(r.worker) : std::string());
   if (e) {
-    fmt::format_to(std::back_inserter(log_), ",{},{},", e->full_loss, e->grad_norm_sq);
-    if (e->has_tilde) fmt::format_to(std::back_inserter(log_), "{}", e->tilde_loss);
-    if (e->has_test) {
-      fmt::format_to(std::back_inserter(log_), ",{},{}\n", e->test_loss, e->test_accuracy);
-    } else {
-      log_ += ",,\n";
-    }
+    log_ += ',';
+    e->append_csv(log_);
   } else {
-    log_ += ",,,,,\n";
+    log_ += kNoEvaluation;
   }
 }
 
@@ -305,6 +307,11 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   return true;
 }
 
+void Recorder::on_stopped(std::string_view status, std::string_view reason) {
+  status_ = status;
+  stop_reason_ = reason;
+}
+
 void Recorder::finish(const Vec& x, double end_time) {
   progress_.clear();
   if (status_ == "stopped" && rules_.max_time > 0 && end_time >= rules_.max_time) {
@@ -314,18 +321,10 @@ void Recorder::finish(const Vec& x, double end_time) {
   final_ = evaluate(x, last_);
   last_evaluated_ = true;
   // The last row of log.csv was written without evaluation columns: fill them in.
-  const std::string blank = ",,,,,\n";
-  if (log_.size() >= blank.size() &&
-      log_.compare(log_.size() - blank.size(), blank.size(), blank) == 0) {
-    log_.resize(log_.size() - blank.size());
-    fmt::format_to(std::back_inserter(log_), ",{},{},", final_->full_loss, final_->grad_norm_sq);
-    if (final_->has_tilde) fmt::format_to(std::back_inserter(log_), "{}", final_->tilde_loss);
-    if (final_->has_test) {
-      fmt::format_to(std::back_inserter(log_), ",{},{}\n", final_->test_loss,
-                     final_->test_accuracy);
-    } else {
-      log_ += ",,\n";
-    }
+  if (log_.ends_with(kNoEvaluation)) {
+    log_.resize(log_.size() - kNoEvaluation.size());
+    log_ += ',';
+    final_->append_csv(log_);
   }
   if (rules_.target_on_full_loss) check_target(final_->full_loss, last_);
 }
@@ -333,6 +332,7 @@ void Recorder::finish(const Vec& x, double end_time) {
 void Recorder::summarize(nlohmann::json& out) const {
   out["status"] = status_;
   if (!divergence_.empty()) out["divergence"] = divergence_;
+  if (!stop_reason_.empty()) out["error"] = stop_reason_;
   out["steps"] = last_.step;
   out["time"] = last_.time;
   out["work_units"] = last_.work_units;

@@ -5,6 +5,8 @@
 //
 // Fast workers update more often, so with heterogeneous data the iterates settle at the minimiser
 // of F̃ = Σ_i w_i F_i with w_i ∝ 1/τ_i rather than of F (the recorder logs both).
+//
+// Lost workers: nothing to do; the survivors' gradients keep arriving (AsyncMaster).
 #include "method_factories.h"
 #include "pacer/method/async_master.h"
 

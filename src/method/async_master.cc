@@ -23,13 +23,16 @@ AsyncMaster::AsyncMaster(Trainer& trainer, int workers)
       updates_caused_(workers, 0),
       used_(workers, 0),
       discarded_(workers, 0),
-      observed_mean_(workers, 0.0) {}
+      observed_mean_(workers, 0.0),
+      live_(workers, true),
+      live_workers_(workers) {}
 
 void AsyncMaster::start(Cluster& cluster) {
   for (int i = 0; i < workers_; ++i) send_current(i, cluster);
 }
 
 void AsyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
+  if (reply.status == ReplyStatus::kFailed) fail_on_failed_reply(reply);
   const int w = reply.worker;
   trainer_.add_work(reply.units);
   if (arrivals_[w]++ == 0) ++reported_workers_;
@@ -41,6 +44,27 @@ void AsyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
   ++delay_histogram_[delay];
   on_gradient(reply, delay, cluster);
   if (!trainer_.finished() && !cluster.busy(w)) send_current(w, cluster);
+}
+
+void AsyncMaster::on_lost(int worker, Cluster& cluster) {
+  record_lost(worker, cluster);
+  live_[worker] = false;
+  --live_workers_;
+  if (trainer_.finished()) return;
+  if (live_workers_ == 0) {
+    stop_too_many_lost(cluster, "at least one surviving worker");
+    return;
+  }
+  on_worker_lost(worker, cluster);
+}
+
+void AsyncMaster::on_rejoined(int worker, Cluster& cluster) {
+  record_rejoined(worker, cluster);
+  live_[worker] = true;
+  ++live_workers_;
+  if (trainer_.finished()) return;
+  on_worker_rejoined(worker);
+  if (!cluster.busy(worker)) send_current(worker, cluster);
 }
 
 void AsyncMaster::send_current(int worker, Cluster& cluster) {
@@ -70,7 +94,7 @@ void AsyncMaster::apply_direction(const Vec& direction, double lr_scale, const C
   record.responders = static_cast<int>(responders);
   record.staleness = staleness;
   record.worker = worker;
-  ++updates_caused_[worker];
+  if (worker >= 0) ++updates_caused_[worker];
   trainer_.apply(direction, record, lr_scale);
 }
 
@@ -91,20 +115,30 @@ void AsyncMaster::summarize(nlohmann::json& out) const {
 // GradientTable
 
 GradientTable::GradientTable(int workers, int64_t dim)
-    : sum_(workers, Vec::Zero(dim)), count_(workers, 0) {}
+    : sum_(workers, Vec::Zero(dim)),
+      count_(workers, 0),
+      entry_loss_sum_(workers, 0.0),
+      entry_tag_sum_(workers, 0.0),
+      member_(workers, true),
+      members_(workers) {}
 
 void GradientTable::add(int worker, const Vec& g, double loss, int64_t tag) {
+  PACER_CHECK(member_[worker]);
   sum_[worker] += g;
   if (count_[worker]++ == 0) ++filled_;
   ++total_;
   loss_sum_ += loss;
   tag_sum_ += static_cast<double>(tag);
+  entry_loss_sum_[worker] += loss;
+  entry_tag_sum_[worker] += static_cast<double>(tag);
 }
 
 void GradientTable::clear() {
   for (size_t i = 0; i < sum_.size(); ++i) {
     if (count_[i] > 0) sum_[i].setZero();
     count_[i] = 0;
+    entry_loss_sum_[i] = 0;
+    entry_tag_sum_[i] = 0;
   }
   total_ = 0;
   filled_ = 0;
@@ -115,23 +149,48 @@ void GradientTable::clear() {
 void GradientTable::swap(GradientTable& other) noexcept {
   std::swap(sum_, other.sum_);
   std::swap(count_, other.count_);
+  std::swap(entry_loss_sum_, other.entry_loss_sum_);
+  std::swap(entry_tag_sum_, other.entry_tag_sum_);
+  std::swap(member_, other.member_);
+  std::swap(members_, other.members_);
   std::swap(total_, other.total_);
   std::swap(filled_, other.filled_);
   std::swap(loss_sum_, other.loss_sum_);
   std::swap(tag_sum_, other.tag_sum_);
 }
 
+void GradientTable::empty_entry(int worker) {
+  if (count_[worker] == 0) return;
+  --filled_;
+  total_ -= count_[worker];
+  loss_sum_ -= entry_loss_sum_[worker];
+  tag_sum_ -= entry_tag_sum_[worker];
+  sum_[worker].setZero();
+  count_[worker] = 0;
+  entry_loss_sum_[worker] = 0;
+  entry_tag_sum_[worker] = 0;
+}
+
+void GradientTable::set_member(int worker, bool member) {
+  if (member_[worker] == member) return;
+  empty_entry(worker);
+  member_[worker] = member;
+  members_ += member ? 1 : -1;
+}
+
 double GradientTable::harmonic_mean_count() const {
   if (filled_ < workers()) return 0.0;
   double inverse_sum = 0;
-  for (int64_t b : count_) inverse_sum += 1.0 / static_cast<double>(b);
+  for (size_t i = 0; i < count_.size(); ++i) {
+    if (member_[i]) inverse_sum += 1.0 / static_cast<double>(count_[i]);
+  }
   return static_cast<double>(workers()) / inverse_sum;
 }
 
 void GradientTable::pooled_mean(Vec& out) const {
   PACER_CHECK(total_ > 0);
   out.setZero(sum_[0].size());
-  for (int i = 0; i < workers(); ++i) {
+  for (size_t i = 0; i < sum_.size(); ++i) {
     if (count_[i] > 0) out += sum_[i];
   }
   out /= static_cast<double>(total_);
@@ -140,7 +199,9 @@ void GradientTable::pooled_mean(Vec& out) const {
 void GradientTable::mean_of_means(Vec& out) const {
   PACER_CHECK(filled_ == workers());
   out.setZero(sum_[0].size());
-  for (int i = 0; i < workers(); ++i) out += sum_[i] / static_cast<double>(count_[i]);
+  for (size_t i = 0; i < sum_.size(); ++i) {
+    if (member_[i]) out += sum_[i] / static_cast<double>(count_[i]);
+  }
   out /= static_cast<double>(workers());
 }
 
@@ -173,11 +234,21 @@ void RoundMaster::on_gradient(const Reply& reply, int64_t delay, Cluster& cluste
     return;
   }
   table_.add(w, *reply.payload, reply.loss, reply.tag);
-  if (!round_complete(table_)) return;
+  if (round_complete(table_)) close_round(w, cluster);
+}
 
+void RoundMaster::on_worker_lost(int worker, Cluster& cluster) {
+  table_.set_member(worker, false);
+  // The round closes because of the loss, not an arrival: no worker caused the update.
+  if (table_.total() > 0 && round_complete(table_)) close_round(-1, cluster);
+}
+
+void RoundMaster::on_worker_rejoined(int worker) { table_.set_member(worker, true); }
+
+void RoundMaster::close_round(int worker, Cluster& cluster) {
   direction(table_, direction_);
   for (int i = 0; i < workers(); ++i) count_used(i, table_.count(i));
-  apply_direction(direction_, 1.0, cluster, w, table_.mean_loss(), table_.total(), 0.0);
+  apply_direction(direction_, 1.0, cluster, worker, table_.mean_loss(), table_.total(), 0.0);
   table_.clear();
   if (trainer_.finished()) return;
   // Restart every worker at x_{k+1}. The replying worker is idle and gets it from on_reply.

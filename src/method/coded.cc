@@ -1,5 +1,7 @@
 #include "coded.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -82,6 +84,10 @@ bool GroupMaster::step_complete() const {
   return true;
 }
 
+std::string GroupMaster::lost_requirement() const {
+  return fmt::format("a surviving worker in every group of s + 1 = {} workers", placement().load());
+}
+
 void GroupMaster::choose(std::vector<int>& used, std::vector<double>& weights) {
   const double n = workers();
   std::fill(heard_.begin(), heard_.end(), 0);
@@ -120,6 +126,11 @@ CyclicMaster::CyclicMaster(Trainer& trainer, Placement placement, int64_t dim,
 
 bool CyclicMaster::step_complete() const {
   return num_arrived() == workers() - placement().stragglers();
+}
+
+std::string CyclicMaster::lost_requirement() const {
+  return fmt::format("at most s = {} workers lost (the step waits for n - s messages)",
+                     placement().stragglers());
 }
 
 void CyclicMaster::choose(std::vector<int>& used, std::vector<double>& weights) {

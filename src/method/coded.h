@@ -68,6 +68,8 @@ class CodedMaster : public SyncMaster {
 // GC-FR and PGC-FR. The step closes once a message from every group has arrived;
 //   ĝ = (1/n) Σ_groups m_first (the first message to arrive from each group), or, with
 //   group_average, (1/n) Σ_groups (mean of the group's messages received by the close).
+//   Lost workers are permanent stragglers: the run goes on while every group keeps a survivor
+//   (so up to s losses always, more when they fall in different groups).
 class GroupMaster : public CodedMaster {
  public:
   GroupMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy,
@@ -75,6 +77,7 @@ class GroupMaster : public CodedMaster {
 
  protected:
   bool step_complete() const override;
+  std::string lost_requirement() const override;
   void choose(std::vector<int>& used, std::vector<double>& weights) override;
   void summarize_decoder(nlohmann::json& out) const override;
 
@@ -88,6 +91,8 @@ class GroupMaster : public CodedMaster {
 // GC-CR and PGC-CR. The step closes with the fastest n − s messages F;
 //   exact    (an encoding is given)  ĝ = (1/n) Σ_{i∈F} a_i m_i, a_Fᵀ B_F = 1ᵀ;
 //   relaxed  (no encoding)           ĝ = (1/n) · μ · Σ_{i∈F} m_i, μ = n / ((n − s)(s + 1)).
+// Lost workers are permanent stragglers: the run goes on while at most s are lost, F is then the
+// fastest n − s of the survivors, and exact decoding solves a_Fᵀ B_F = 1ᵀ for that set.
 class CyclicMaster : public CodedMaster {
  public:
   CyclicMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy,
@@ -95,6 +100,7 @@ class CyclicMaster : public CodedMaster {
 
  protected:
   bool step_complete() const override;
+  std::string lost_requirement() const override;
   void choose(std::vector<int>& used, std::vector<double>& weights) override;
   void summarize_decoder(nlohmann::json& out) const override;
 

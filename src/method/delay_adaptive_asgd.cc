@@ -3,6 +3,8 @@
 //   on arrival of g = g_i(x_{k−δ}) from worker i:   x ← x − γ · min(1, n/δ) · g;   send x to i
 //
 // with min(1, n/δ) = 1 for δ = 0: gradients older than n updates take proportionally shorter steps.
+//
+// Lost workers: n in min(1, n/δ) is the number of live workers.
 #include <algorithm>
 
 #include "method_factories.h"
@@ -17,7 +19,7 @@ class DelayAdaptiveMaster : public AsyncMaster {
 
  protected:
   void on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) override {
-    const double n = static_cast<double>(workers());
+    const double n = static_cast<double>(live_workers());  // n of the workers not lost
     const double scale = delay == 0 ? 1.0 : std::min(1.0, n / static_cast<double>(delay));
     apply_gradient(reply, delay, scale, cluster);
   }

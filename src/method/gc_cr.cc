@@ -4,6 +4,10 @@
 // ĝ_t = (1/n) Σ_{i∈F} a_i m_i, where a_Fᵀ B_F = 1ᵀ. B is the best-conditioned of several random
 // Tandon encodings (method.code_trials, method.code_refine); summary.json reports its worst
 // max|a| and the largest |a_i| and decode residual met during the run.
+//
+// Lost workers: permanent stragglers; the run goes on while at most s are lost, the exact decoder
+// solving for the fastest n − s survivors (CyclicMaster, coded.h), else it stops with status
+// too_many_lost.
 #include "coded.h"
 #include "method_factories.h"
 #include "pacer/method/coded_worker.h"

@@ -2,6 +2,9 @@
 // c partitions; worker i sends m_i = Σ_{p∈S_i} g_p(x_t) (c work units); the master closes the
 // step once every group has been heard from and steps along ĝ_t = (1/n) Σ_groups m_first, the
 // first message of each group. Every partition is summed exactly once, so ĝ_t = (1/n) Σ_p g_p.
+//
+// Lost workers: permanent stragglers; the run goes on while every group keeps a survivor
+// (GroupMaster, coded.h), else it stops with status too_many_lost.
 #include "coded.h"
 #include "method_factories.h"
 #include "pacer/method/coded_worker.h"

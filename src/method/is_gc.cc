@@ -4,6 +4,8 @@
 // disjoint (coding/decoder.h select_disjoint: FR the first arrival of each group, CR a maximum
 // set of disjoint windows), and steps along the mean of the |J|·c partition gradients they
 // cover: ĝ_t = (1/(|J|·c)) Σ_{i∈J} m_i.
+#include <fmt/format.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,11 @@ class IsGcMaster : public CodedMaster {
     ++chosen_histogram_[static_cast<int>(used.size())];
   }
 
+  // Lost workers are permanent stragglers: the run goes on while at most s are lost.
+  std::string lost_requirement() const override {
+    return fmt::format("at most s = {} workers lost (the step waits for n - s messages)",
+                       placement().stragglers());
+  }
   void summarize_decoder(nlohmann::json& out) const override {
     int64_t steps = 0, chosen = 0;
     for (const auto& [size, count] : chosen_histogram_) {

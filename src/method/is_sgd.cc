@@ -28,6 +28,10 @@ class IsSgdMaster : public SyncMaster {
     g /= static_cast<double>(used.size());
   }
 
+  // Lost workers are permanent stragglers: the run goes on while at most k are lost.
+  std::string lost_requirement() const override {
+    return fmt::format("at most k = {} workers lost (the step waits for n - k messages)", ignored_);
+  }
   void summarize_method(nlohmann::json& out) const override { out["k"] = ignored_; }
 
  private:

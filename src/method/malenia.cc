@@ -10,6 +10,9 @@
 // S = n the rule closes as soon as every worker has sent one gradient at x_k, and with full-batch
 // gradients the step is exactly gradient descent on F. method.S (> 0, default n). The round loop
 // is RoundMaster's (method/async_master.h); this file is the close rule and the combination.
+//
+// Lost workers: a lost worker leaves the round table (RoundMaster), so the test and the mean of
+// means range over the live workers: ((1/n') Σ_live 1/B_i)⁻¹ ≥ S/n' with n' live workers.
 
 #include "method_factories.h"
 #include "pacer/method/async_master.h"

@@ -9,6 +9,10 @@
 //     the master decodes ĝ_t = (1/n) Σ_{i∈F} a_i m_i with a_Fᵀ B_F = 1ᵀ, as GC-CR does. The
 //     large a_i amplify the differences between stale cached copies; this variant exists to show
 //     it (method.code_trials and method.code_refine as for GC-CR).
+//
+// Lost workers: permanent stragglers; the run goes on while at most s are lost (CyclicMaster,
+// coded.h): a lost worker's partitions are still covered by the caches of the other s holders.
+// With relaxed decoding a persistent loss biases ĝ like a persistent straggler does.
 #include "coded.h"
 #include "method_factories.h"
 #include "pacer/method/coded_worker.h"

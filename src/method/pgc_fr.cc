@@ -5,6 +5,9 @@
 //     refreshes all its c partitions every step; false refreshes them in lockstep (o_i = 0).
 //   method.group_average (default false): average all messages a group sent by the close
 //     instead of using its first one.
+//
+// Lost workers: permanent stragglers; the run goes on while every group keeps a survivor
+// (GroupMaster, coded.h), else it stops with status too_many_lost.
 #include "coded.h"
 #include "method_factories.h"
 #include "pacer/method/coded_worker.h"

@@ -8,6 +8,9 @@
 //
 // method.S (> 0, default n). The round loop (and what restarting means on each engine) is
 // RoundMaster's (method/async_master.h); this file is the close rule and the combination.
+//
+// Lost workers: a lost worker leaves the round table (RoundMaster) with the gradients it gave at
+// x_k; rounds close on Σ B_i ≥ S over the live workers.
 
 #include "method_factories.h"
 #include "pacer/method/async_master.h"

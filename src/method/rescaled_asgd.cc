@@ -15,6 +15,9 @@
 //               γ_i is γ/n.
 // The trainer logs the stepsize each update used (log.csv "stepsize"); summary.json adds τ, the
 // scales γ_i/γ and the stepsizes γ_i in force at the end of the run.
+//
+// Lost workers: n, τ_H and τ_max are taken over the live workers only, recomputed at each loss and
+// return (a lost worker's scale is 0), so that the survivors' F_i keep equal total weight.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,15 +35,21 @@ namespace {
 
 enum class TauSource { kModel, kEstimate };
 
-// γ_i/γ = τ_i · τ_H / (n · τ_max) for every i. Requires every τ_i > 0.
-std::vector<double> rescaled_scales(const std::vector<double>& tau) {
-  const double n = static_cast<double>(tau.size());
-  double inverse_sum = 0;
-  for (double t : tau) inverse_sum += 1.0 / t;
+// γ_i/γ = τ_i · τ_H / (n · τ_max) for every live i, with n, τ_H and τ_max over the live workers;
+// 0 for the others. Requires τ_i > 0 for every live i and at least one live worker.
+std::vector<double> rescaled_scales(const std::vector<double>& tau, const std::vector<bool>& live) {
+  double n = 0, inverse_sum = 0, tau_max = 0;
+  for (size_t i = 0; i < tau.size(); ++i) {
+    if (!live[i]) continue;
+    n += 1;
+    inverse_sum += 1.0 / tau[i];
+    tau_max = std::max(tau_max, tau[i]);
+  }
   const double tau_h = n / inverse_sum;
-  const double tau_max = *std::max_element(tau.begin(), tau.end());
-  std::vector<double> scale(tau.size());
-  for (size_t i = 0; i < tau.size(); ++i) scale[i] = tau[i] * tau_h / (n * tau_max);
+  std::vector<double> scale(tau.size(), 0.0);
+  for (size_t i = 0; i < tau.size(); ++i) {
+    if (live[i]) scale[i] = tau[i] * tau_h / (n * tau_max);
+  }
   return scale;
 }
 
@@ -51,7 +60,7 @@ class RescaledMaster : public AsyncMaster {
       : AsyncMaster(trainer, workers), source_(source) {
     if (source_ == TauSource::kModel) {
       tau_ = std::move(model_tau);
-      scale_ = rescaled_scales(tau_);
+      scale_ = rescaled_scales(tau_, live_mask());
     } else {
       tau_.assign(workers, 0.0);
       scale_.assign(workers, 1.0 / static_cast<double>(workers));
@@ -64,6 +73,8 @@ class RescaledMaster : public AsyncMaster {
     apply_gradient(reply, delay, scale_[reply.worker], cluster);
   }
 
+  void on_worker_lost(int /*worker*/, Cluster& /*cluster*/) override { rescale(); }
+  void on_worker_rejoined(int /*worker*/) override { rescale(); }
   void summarize_method(nlohmann::json& out) const override {
     out["tau_source"] = source_ == TauSource::kModel ? "model" : "estimate";
     nlohmann::json tau = nlohmann::json::array();
@@ -86,9 +97,20 @@ class RescaledMaster : public AsyncMaster {
   // Worker w's running mean changed (AsyncMaster already folded in its new duration).
   void update_estimate(int w) {
     tau_[w] = observed_unit_time(w);
-    if (!all_reported()) return;
-    if (std::any_of(tau_.begin(), tau_.end(), [](double t) { return !(t > 0); })) return;
-    scale_ = rescaled_scales(tau_);
+    rescale();
+  }
+  // γ_i from τ over the live workers; in estimate mode only once every live worker has an
+  // estimate (until then the scales stay as they are, γ/n at the start).
+  void rescale() {
+    for (int i = 0; i < workers(); ++i) {
+      if (live(i) && !(tau_[i] > 0)) return;
+    }
+    scale_ = rescaled_scales(tau_, live_mask());
+  }
+  std::vector<bool> live_mask() const {
+    std::vector<bool> mask(workers());
+    for (int i = 0; i < workers(); ++i) mask[i] = live(i);
+    return mask;
   }
 
   TauSource source_;

@@ -27,6 +27,13 @@
 //     in every update whatever its speed (the method minimises F, not F̃).
 //   * Each update's record: responders = gradients in `current`, loss = their mean loss,
 //     staleness = their mean age (updates since the model each was computed at was sent).
+//
+// Lost workers: a lost worker leaves both tables (its entries are dropped), so phase 1 stops
+// waiting for its entry, the updates average the live workers' entries only, and the round ends
+// once every worker of `current` has caused its update (if the lost one had, its update is not
+// counted).
+// A worker that comes back joins `next` at once (its gradients are kept for the next round) and
+// `current` at once only during phase 1 (in phase 2 every entry of `current` must be filled).
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -51,10 +58,10 @@ class RingleaderMaster : public AsyncMaster {
     const int i = reply.worker;
     if (gathering_) {
       current_.add(i, *reply.payload, reply.loss, reply.tag);
-      if (current_.filled() == workers()) gathering_ = false;
+      if (current_.filled() == current_.workers()) gathering_ = false;
       return;
     }
-    if (updated_[i]) {
+    if (updated_[i] || !current_.member(i)) {
       next_.add(i, *reply.payload, reply.loss, reply.tag);
       return;
     }
@@ -64,7 +71,22 @@ class RingleaderMaster : public AsyncMaster {
     current_.mean_of_means(direction_);
     apply_direction(direction_, 1.0, cluster, i, current_.mean_loss(), current_.total(),
                     current_.mean_age(trainer_.steps()));
-    if (updates_in_round_ == workers()) next_round();
+    if (updates_in_round_ == current_.workers()) next_round();
+  }
+  void on_worker_lost(int i, Cluster& /*cluster*/) override {
+    current_.set_member(i, false);
+    next_.set_member(i, false);
+    if (updated_[i]) --updates_in_round_;
+    updated_[i] = false;
+    if (gathering_) {
+      gathering_ = current_.filled() < current_.workers();
+    } else if (updates_in_round_ == current_.workers()) {
+      next_round();
+    }
+  }
+  void on_worker_rejoined(int i) override {
+    next_.set_member(i, true);
+    if (gathering_) current_.set_member(i, true);
   }
 
   void summarize_method(nlohmann::json& out) const override {
@@ -77,9 +99,10 @@ class RingleaderMaster : public AsyncMaster {
     for (int j = 0; j < workers(); ++j) count_used(j, current_.count(j));
     current_.swap(next_);
     next_.clear();
+    for (int j = 0; j < workers(); ++j) next_.set_member(j, live(j));  // a worker that came back
     std::fill(updated_.begin(), updated_.end(), false);
     updates_in_round_ = 0;
-    gathering_ = current_.filled() < workers();
+    gathering_ = current_.filled() < current_.workers();
     ++rounds_;
   }
 

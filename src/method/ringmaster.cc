@@ -21,6 +21,9 @@
 //                        jobs (the simulator); other engines refuse it at start.
 // Jobs are sent with non-decreasing tags, so the running jobs, oldest first, sit in a queue and
 // the check after an update looks only at its front: amortised O(1) per update.
+//
+// Lost workers: nothing to do; the survivors' gradients keep arriving (AsyncMaster), and the
+// delay threshold R is unchanged.
 #include <deque>
 #include <nlohmann/json.hpp>
 

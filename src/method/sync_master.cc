@@ -22,6 +22,7 @@ SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPoli
       versions_(workers),
       arrived_(workers, false),
       assigned_step_(workers, -1),
+      lost_(workers, false),
       direction_(Vec::Zero(dim)),
       straggled_(workers, 0),
       late_(workers, 0) {
@@ -44,6 +45,7 @@ void SyncMaster::assign_current(int worker, Cluster& cluster) {
 }
 
 void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
+  if (reply.status == ReplyStatus::kFailed) fail_on_failed_reply(reply);
   trainer_.add_work(reply.units);
   if (trainer_.finished()) return;
   const int w = reply.worker;
@@ -59,6 +61,47 @@ void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
   arrived_[w] = true;
   arrival_order_.push_back(w);
   if (step_complete()) close_step(cluster);
+}
+
+void SyncMaster::on_lost(int worker, Cluster& cluster) {
+  record_lost(worker, cluster);
+  lost_[worker] = true;
+  ++num_lost_;
+  if (trainer_.finished()) return;
+  if (!survivors_can_close()) {
+    stop_too_many_lost(cluster, lost_requirement(), lost_advice());
+    return;
+  }
+  // The close rule may have been waiting for the lost worker alone (DGD with on_lost = "drop").
+  if (step_complete()) close_step(cluster);
+}
+
+void SyncMaster::on_rejoined(int worker, Cluster& cluster) {
+  record_rejoined(worker, cluster);
+  lost_[worker] = false;
+  --num_lost_;
+  // A worker whose message for this step arrived before its loss gets the next step at close.
+  if (!trainer_.finished() && !arrived_[worker]) assign_current(worker, cluster);
+}
+
+bool SyncMaster::survivors_can_close() {
+  // A step from its start: let the survivors "arrive" one by one in index order, asking the close
+  // rule after each (close rules count arrivals as they come), then restore the real state. A
+  // message a lost worker sent before its loss does not count: later steps will not have it.
+  std::vector<bool> real_arrived(workers_, false);
+  std::vector<int> real_order;
+  arrived_.swap(real_arrived);
+  arrival_order_.swap(real_order);
+  bool closable = false;
+  for (int i = 0; i < workers_ && !closable; ++i) {
+    if (lost_[i]) continue;
+    arrived_[i] = true;
+    arrival_order_.push_back(i);
+    closable = step_complete();
+  }
+  arrived_.swap(real_arrived);
+  arrival_order_.swap(real_order);
+  return closable;
 }
 
 void SyncMaster::close_step(Cluster& cluster) {
@@ -95,6 +138,7 @@ void SyncMaster::close_step(Cluster& cluster) {
   if (trainer_.finished()) return;
 
   for (int w = 0; w < workers_; ++w) {
+    if (lost_[w]) continue;
     if (!cluster.busy(w)) {
       assign_current(w, cluster);
     } else if (policy_ == StragglerPolicy::kCancel) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pacer/timing/timing_model.h"
@@ -29,7 +30,16 @@ struct StragglerOptions {
 std::unique_ptr<TimingModel> make_random_stragglers(std::vector<double> tau,
                                                     const StragglerOptions& options);
 
-// Reads the CSV trace at `path` (see trace.cc); bad files are Errors naming path and line.
+// Reads the CSV trace at `path` (read_trace_rows) for a run of `workers` workers, every one of
+// which needs at least one row; bad files are Errors naming path and line.
 std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers);
+
+// The rows of the CSV trace at `path`: the header "worker,duration", then one row per job, a
+// worker index in [0, workers) and the job's duration in seconds per work unit (> 0). Returns each
+// worker's durations in file order; the result has one entry per index up to the largest seen
+// (some may be empty). `what` names the file in errors ("timing trace (timing.file)", "trace"); a
+// file that cannot be opened, has no header, or a bad row is an Error naming the path and line.
+std::vector<std::vector<double>> read_trace_rows(const std::string& path, int workers,
+                                                 std::string_view what);
 
 }  // namespace pacer::timing

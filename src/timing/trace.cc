@@ -63,12 +63,13 @@ class TraceModel : public TimingModel {
 
 }  // namespace
 
-std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers) {
+std::vector<std::vector<double>> read_trace_rows(const std::string& path, int workers,
+                                                 std::string_view what) {
   PACER_CHECK(workers > 0);
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open timing trace (timing.file)", path);
+  if (!in) fail("{}: cannot open the {}", path, what);
 
-  std::vector<std::vector<double>> rows(workers);
+  std::vector<std::vector<double>> rows;
   std::string line;
   bool header_seen = false;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -90,22 +91,32 @@ std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers) {
       fail("{}:{}: expected a worker index, got \"{}\"", path, number, first);
     }
     if (worker < 0 || worker >= workers) {
-      fail("{}:{}: worker index {} out of range: the run has {} workers (0..{})", path, number,
-           worker, workers, workers - 1);
+      fail("{}:{}: worker index {} out of range: expected 0..{}", path, number, worker,
+           workers - 1);
     }
     double duration = 0;
     if (!parse_number(second, duration) || !(duration > 0) || !std::isfinite(duration)) {
       fail("{}:{}: expected a duration in seconds per work unit (a positive number), got \"{}\"",
            path, number, second);
     }
+    if (static_cast<size_t>(worker) >= rows.size()) rows.resize(worker + 1);
     rows[worker].push_back(duration);
   }
   if (in.bad()) fail("{}: read error", path);
-  if (!header_seen) fail("{}: empty timing trace, expected the header \"worker,duration\"", path);
+  if (!header_seen) fail("{}: empty {}, expected the header \"worker,duration\"", path, what);
+  return rows;
+}
+
+std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers) {
+  std::vector<std::vector<double>> rows =
+      read_trace_rows(path, workers, "timing trace (timing.file)");
+  rows.resize(workers);
   for (int i = 0; i < workers; ++i) {
     if (rows[i].empty()) {
-      fail("{}: no rows for worker {} (every worker 0..{} needs at least one)", path, i,
-           workers - 1);
+      fail(
+          "{}: no rows for worker {} (every worker 0..{} needs at least one; the run has {} "
+          "workers)",
+          path, i, workers - 1, workers);
     }
   }
   return std::make_unique<TraceModel>(std::move(rows));

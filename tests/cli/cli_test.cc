@@ -2,6 +2,8 @@
 // exit; nothing already written is damaged.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "test_util.h"
 
 namespace pacer::testing {
@@ -82,6 +84,40 @@ INSTANTIATE_TEST_SUITE_P(
                 "/nonexistent/a.svm"},
         BadCase{"diverging", "--set optimizer.lr=1e6 --set max_steps=1000", "diverged"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Cli, TooManyLostWorkersIsOneErrorNamingThemWithTheOutputsKept) {
+  TempDir dir;
+  // GC-FR with s = 1 (groups {0, 1}, {2, 3}) loses its whole first group at t = 3.
+  CommandResult r = run_with(dir, kGood,
+                             "--set method.name=gc-fr --set method.s=1 --set max_steps=100 "
+                             "--set 'faults.kill_workers=[0, 1]' --set 'faults.kill_at=[3.0]'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string line = error_line(r);
+  EXPECT_NE(line.find("too many workers lost: workers 0, 1 are lost at t = 3"), std::string::npos)
+      << r.output;
+  EXPECT_NE(line.find(dir.file("out")), std::string::npos) << r.output;
+  EXPECT_NE(read_text(dir.file("out/summary.json")).find("\"status\": \"too_many_lost\""),
+            std::string::npos);
+  EXPECT_NE(read_text(dir.file("out/log.csv")).find('\n'), std::string::npos);
+}
+
+TEST(Cli, ASimulatorRunStartedByMpirunOnSeveralProcessesIsRefused) {
+  TempDir dir;
+  write_text(dir.file("c.toml"), kGood);
+  const std::string run =
+      std::string(PACER_BINARY) + " run " + dir.file("c.toml") + " --out " + dir.file("out");
+  // What Open MPI's mpirun puts in the environment of rank 0 and rank 2 of a 3-process job.
+  CommandResult rank0 = run_command("env OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 " + run);
+  EXPECT_EQ(rank0.exit_code, 1) << rank0.output;
+  EXPECT_NE(error_line(rank0).find("add --engine mpi"), std::string::npos) << rank0.output;
+  CommandResult rank2 = run_command("env OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=3 " + run);
+  EXPECT_EQ(rank2.exit_code, 1);
+  EXPECT_EQ(rank2.output, "");  // only rank 0 speaks
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+  // One process (mpirun -np 1) is a plain simulator run.
+  CommandResult single = run_command("env PMIX_RANK=0 PMIX_SIZE=1 " + run);
+  EXPECT_EQ(single.exit_code, 0) << single.output;
+}
 
 TEST(Cli, CorruptIdxHeaderNamesTheFile) {
   TempDir dir;

@@ -79,6 +79,31 @@ q = 0.25
 delay_mean = 1.0
 )";
 
+// A fixture config with `settings` applied ("key=value", as --set applies them).
+Config with_settings(const char* toml, const char* name,
+                     std::initializer_list<const char*> settings) {
+  Config config = Config::parse(toml, name);
+  for (const char* setting : settings) config.set(setting);
+  return config;
+}
+
+Config least_squares(std::initializer_list<const char*> settings = {}) {
+  return with_settings(kLeastSquares, "ls.toml", settings);
+}
+
+Config by_class(std::initializer_list<const char*> settings = {}) {
+  return with_settings(kByClass, "by_class.toml", settings);
+}
+
+// A comparison of `methods` over `seeds` seeds, written to `out_dir`.
+CompareOptions comparing(std::vector<std::string> methods, int seeds, const std::string& out_dir) {
+  CompareOptions options;
+  options.methods = std::move(methods);
+  options.seeds = seeds;
+  options.out_dir = out_dir;
+  return options;
+}
+
 nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
 // Rows of a CSV file (header skipped), each split at commas.
@@ -100,8 +125,7 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
 
 TEST(Targets, AsynchronousRunsJudgeTheTargetOnTheEvaluatedFullLoss) {
   TempDir dir;
-  Config config = Config::parse(kByClass, "by_class.toml");
-  config.set("target.loss=0.05");
+  Config config = by_class({"target.loss=0.05"});
   RunOptions options;
   options.out_dir = dir.file("run");
   const RunOutcome outcome = run_experiment(config, options);
@@ -128,10 +152,7 @@ TEST(Targets, TheFinalEvaluationCountsTowardAFullLossTarget) {
   // Evaluations at steps 100 and 200, and the final one at 150: the target lies between F(100)
   // and F(150).
   TempDir dir;
-  Config probe = Config::parse(kLeastSquares, "ls.toml");
-  probe.set("optimizer.lr=0.05");
-  probe.set("eval_every=1");
-  probe.set("max_steps=150");
+  Config probe = least_squares({"optimizer.lr=0.05", "eval_every=1", "max_steps=150"});
   RunOptions quiet;
   quiet.out_dir = dir.file("probe");
   run_experiment(probe, quiet);
@@ -140,11 +161,8 @@ TEST(Targets, TheFinalEvaluationCountsTowardAFullLossTarget) {
   const double f100 = std::stod(evals[99][3]), f150 = std::stod(evals[149][3]);
   ASSERT_LT(f150, f100);
 
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  config.set("optimizer.lr=0.05");
-  config.set("eval_every=100");
-  config.set("max_steps=150");
-  config.set("target.on=\"full\"");
+  Config config =
+      least_squares({"optimizer.lr=0.05", "eval_every=100", "max_steps=150", "target.on=\"full\""});
   config.set_double("target.loss", 0.5 * (f100 + f150));
   RunOptions options;
   options.out_dir = dir.file("run");
@@ -157,9 +175,7 @@ TEST(Targets, TheFinalEvaluationCountsTowardAFullLossTarget) {
 
 TEST(Targets, EvaluationFollowsASimulatedTimeSchedule) {
   TempDir dir;
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  config.set("eval_every=0");
-  config.set("eval_every_s=2.5");
+  Config config = least_squares({"eval_every=0", "eval_every_s=2.5"});
   RunOptions options;
   options.out_dir = dir.file("run");
   run_experiment(config, options);
@@ -221,12 +237,8 @@ TEST(LossTraceTest, KeepsBlockMeansWithinItsBound) {
 
 TEST(Compare, AsynchronousMethodsGetEqualSimulatedTimeByDefault) {
   TempDir dir;
-  Config config = Config::parse(kByClass, "by_class.toml");
-  config.set("max_steps=100");
-  CompareOptions options;
-  options.methods = {"asgd", "rescaled-asgd", "malenia"};
-  options.out_dir = dir.path();
-  const CompareResult result = run_comparison(config, options);
+  const CompareResult result = run_comparison(
+      by_class({"max_steps=100"}), comparing({"asgd", "rescaled-asgd", "malenia"}, 1, dir.path()));
   const Comparison& c = result.comparison;
   // T = max_steps / Σ 1/τ_i = 100 / (1 + 1 + 0.5 + 0.25).
   ASSERT_EQ(c.budget.kind, Budget::Kind::kTime);
@@ -246,15 +258,10 @@ TEST(Compare, AsynchronousMethodsGetEqualSimulatedTimeByDefault) {
 
 TEST(Compare, SeedsThatMissTheTargetAreCensoredNotDropped) {
   TempDir dir;
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  config.set("target.loss=0.3");
-  config.set("target.hold=2");
-  CompareOptions options;
   // Plain DGD reaches the target; with a stepsize 10^5 times smaller it cannot.
-  options.methods = {"dgd", "dgd:optimizer.lr=0.000005"};
-  options.seeds = 2;
-  options.out_dir = dir.path();
-  const CompareResult result = run_comparison(config, options);
+  const CompareResult result =
+      run_comparison(least_squares({"target.loss=0.3", "target.hold=2"}),
+                     comparing({"dgd", "dgd:optimizer.lr=0.000005"}, 2, dir.path()));
   const Comparison& c = result.comparison;
   ASSERT_EQ(c.methods.size(), 2u);
   const MethodResult& good = c.methods[0];
@@ -275,15 +282,10 @@ TEST(Compare, SeedsThatMissTheTargetAreCensoredNotDropped) {
 
 TEST(Compare, TuningUsesSeedsDisjointFromTheReportedOnes) {
   TempDir dir;
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  config.set("target.loss=0.3");
-  CompareOptions options;
-  options.methods = {"dgd", "is-sgd:k=1"};
-  options.seeds = 2;
+  CompareOptions options = comparing({"dgd", "is-sgd:k=1"}, 2, dir.path());
   options.tune = "optimizer.lr=0.000005,0.5";
   options.tuning_seeds = 2;
-  options.out_dir = dir.path();
-  const Comparison c = run_comparison(config, options).comparison;
+  const Comparison c = run_comparison(least_squares({"target.loss=0.3"}), options).comparison;
   EXPECT_EQ(c.seeds, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(c.tuning_seeds, (std::vector<uint64_t>{3, 4}));
   for (const MethodResult& m : c.methods) {
@@ -305,11 +307,9 @@ TEST(Compare, TuningUsesSeedsDisjointFromTheReportedOnes) {
 
 TEST(Compare, BudgetsAreAppliedToEveryMethod) {
   TempDir dir;
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  CompareOptions options;
-  options.methods = {"dgd", "gc-fr:s=1"};
+  const Config config = least_squares();
+  CompareOptions options = comparing({"dgd", "gc-fr:s=1"}, 1, dir.path());
   options.budget = "work=120";
-  options.out_dir = dir.path();
   const Comparison c = run_comparison(config, options).comparison;
   for (const MethodResult& m : c.methods) {
     EXPECT_EQ(m.runs[0].status, "max_work") << m.spec;
@@ -331,11 +331,8 @@ TEST(Compare, BudgetsAreAppliedToEveryMethod) {
 
 TEST(Compare, SameConfigAndSeedsGiveIdenticalTablesAndReports) {
   TempDir dir;
-  Config config = Config::parse(kLeastSquares, "ls.toml");
-  config.set("target.loss=0.3");
-  CompareOptions options;
-  options.methods = {"dgd", "is-sgd:k=2"};
-  options.seeds = 2;
+  const Config config = least_squares({"target.loss=0.3"});
+  CompareOptions options = comparing({"dgd", "is-sgd:k=2"}, 2, "");
   for (const char* out : {"a", "b"}) {
     options.out_dir = dir.file(out);
     run_comparison(config, options);

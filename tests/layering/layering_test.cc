@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 // kLayerDeps lists each layer's direct dependencies, exactly the DEPS of its pacer_layer(...) line
 // in the top-level CMakeLists.txt (DESIGN.md section 1):
 //   core -> data -> model (-> model_torch), and timing, coding (both on core only) -> method
-//   (model, timing, coding) -> engine_sim, engine_mpi (method; not each other) -> experiment
-//   (both engines, model, model_torch) -> tools (the pacer program).
+//   (model, timing, coding) -> engine (the interface every engine implements) -> engine_sim,
+//   engine_mpi (not each other) -> engines (the registry) -> experiment (engines, model,
+//   model_torch) -> tools (the pacer program).
 // A layer may include its own headers and those of every layer it reaches through these edges
 // (the transitive closure), nothing else. When a pacer_layer's DEPS change, change this table.
 const std::map<std::string, std::vector<std::string>> kLayerDeps = {
@@ -35,9 +36,11 @@ const std::map<std::string, std::vector<std::string>> kLayerDeps = {
     {"timing", {"core"}},
     {"coding", {"core"}},
     {"method", {"model", "timing", "coding"}},
-    {"engine_sim", {"method"}},
-    {"engine_mpi", {"method"}},
-    {"experiment", {"engine_sim", "engine_mpi", "model", "model_torch"}},
+    {"engine", {"method"}},
+    {"engine_sim", {"engine"}},
+    {"engine_mpi", {"engine"}},
+    {"engines", {"engine_sim", "engine_mpi"}},
+    {"experiment", {"engines", "model", "model_torch"}},
     {"tools", {"experiment"}},
 };
 
@@ -58,6 +61,9 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"src/coding/", "coding"},
     {"include/pacer/method/", "method"},
     {"src/method/", "method"},
+    {"include/pacer/engine/engine.h", "engine"},
+    {"include/pacer/engine/registry.h", "engines"},
+    {"src/engine/", "engines"},
     {"include/pacer/engine/sim/", "engine_sim"},
     {"src/engine/sim/", "engine_sim"},
     {"include/pacer/engine/mpi/", "engine_mpi"},

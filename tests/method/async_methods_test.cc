@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,20 @@ class ScriptedCluster : public Cluster {
     busy_[worker] = false;
     ++cancellations;
   }
+  bool alive(int worker) const override { return !lost_.contains(worker); }
+  void set_timer(double /*time*/) override { ADD_FAILURE() << "no asynchronous master sets one"; }
+
+  // Worker `worker` is lost: its job is dropped and the master told.
+  void lose(Master& master, int worker) {
+    lost_.insert(worker);
+    busy_[worker] = false;
+    master.on_lost(worker, *this);
+  }
+  // A lost worker comes back, idle.
+  void rejoin(Master& master, int worker) {
+    lost_.erase(worker);
+    master.on_rejoined(worker, *this);
+  }
 
   // Worker `worker` answers its current job with `payload` after `compute_time` seconds.
   void answer(Master& master, int worker, const Vec& payload, double compute_time = 1.0,
@@ -75,6 +90,7 @@ class ScriptedCluster : public Cluster {
   std::vector<Vec> models_;
   std::vector<bool> busy_;
   bool can_cancel_;
+  std::set<int> lost_;
   double now_ = 0;
 };
 
@@ -517,6 +533,153 @@ TEST(Ringleader, GathersThenUpdatesOncePerWorkerAndBuffersTheRest) {
   EXPECT_EQ(s["gradients_used_per_worker"].get<std::vector<int64_t>>(),
             (std::vector<int64_t>{3, 2, 2}));
   EXPECT_EQ(s["updates_per_worker"].get<std::vector<int64_t>>(), (std::vector<int64_t>{1, 1, 2}));
+}
+
+// Lost workers (method/protocol.h): every asynchronous method continues with the survivors.
+
+TEST(Malenia, ClosesTheRoundWithoutALostWorker) {
+  const int n = 3;
+  Harness h("[method]\nname = \"malenia\"\nS = 6\n", n);  // S/n = 2
+  ScriptedCluster cluster(n, true);
+  h.master->start(cluster);
+  // B = (2, 2, 0): worker 2 has sent nothing, so the round waits for it.
+  for (int k = 0; k < 2; ++k) {
+    cluster.answer(*h.master, 0, vec2(1, 0));
+    cluster.answer(*h.master, 1, vec2(0, 1));
+  }
+  EXPECT_EQ(h.trainer->steps(), 0);
+  // Worker 2 is lost. Over the n = 2 live workers the rule is harmonic(B) ≥ S/n = 3, and
+  // harmonic(2, 2) = 2: the round still waits.
+  cluster.lose(*h.master, 2);
+  EXPECT_EQ(h.trainer->steps(), 0);
+  // B = (3, 3): harmonic 3 ≥ 3: closes on the two live workers' means only.
+  cluster.answer(*h.master, 0, vec2(1, 0));
+  cluster.answer(*h.master, 1, vec2(0, 1));
+  ASSERT_EQ(h.trainer->steps(), 1);
+  expect_near(h.trainer->x(), -kLr * (vec2(1, 0) + vec2(0, 1)) / 2.0);
+  EXPECT_EQ(h.monitor.records[0].responders, 6);
+  // The lost worker is never restarted: only worker 0, busy at the close, was cancelled (worker 1
+  // had just replied).
+  EXPECT_FALSE(cluster.busy(2));
+  EXPECT_EQ(cluster.cancellations, 1);
+  const nlohmann::json lost = h.master->lost_workers_json();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0]["worker"], 2);
+  EXPECT_EQ(lost[0]["step"], 0);
+}
+
+TEST(Malenia, ALossCanCloseTheRoundAtOnce) {
+  const int n = 3;
+  Harness h("[method]\nname = \"malenia\"\n", n);  // S = n = 3
+  ScriptedCluster cluster(n, true);
+  h.master->start(cluster);
+  for (int k = 1; k <= 2; ++k) {
+    cluster.answer(*h.master, 0, vec2(2 * k, 0));
+    cluster.answer(*h.master, 1, vec2(0, 2 * k));
+  }
+  EXPECT_EQ(h.trainer->steps(), 0);  // B = (2, 2, 0): waits for worker 2
+  // Lost: over the 2 live workers harmonic(2, 2) = 2 ≥ S/2 = 1.5, so the loss closes the round.
+  cluster.lose(*h.master, 2);
+  ASSERT_EQ(h.trainer->steps(), 1);
+  expect_near(h.trainer->x(), -kLr * (vec2(3, 0) + vec2(0, 3)) / 2.0);
+  EXPECT_EQ(cluster.cancellations, 2);  // both live workers restart at x_1
+}
+
+TEST(Rennala, KeepsClosingRoundsOnTheSurvivorsAndTakesBackAReturningWorker) {
+  Harness h("[method]\nname = \"rennala\"\nS = 2\n", 3);
+  ScriptedCluster cluster(3, true);
+  h.master->start(cluster);
+  cluster.answer(*h.master, 2, vec2(9, 9));
+  cluster.lose(*h.master, 2);  // its gradient at x_0 leaves the table with it
+  cluster.answer(*h.master, 0, vec2(1, 0));
+  EXPECT_EQ(h.trainer->steps(), 0);
+  cluster.answer(*h.master, 1, vec2(0, 1));
+  ASSERT_EQ(h.trainer->steps(), 1);
+  expect_near(h.trainer->x(), -kLr * vec2(0.5, 0.5));
+  cluster.rejoin(*h.master, 2);
+  EXPECT_TRUE(cluster.busy(2));  // sent the current x at once
+  EXPECT_EQ(cluster.tag(2), 1);
+  cluster.answer(*h.master, 2, vec2(2, 2));
+  cluster.answer(*h.master, 0, vec2(0, 0));
+  ASSERT_EQ(h.trainer->steps(), 2);
+  const nlohmann::json lost = h.master->lost_workers_json();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_TRUE(lost[0].contains("rejoined_time"));
+}
+
+TEST(Ringleader, StopsWaitingForALostWorkersEntry) {
+  const int n = 3;
+  Harness h("[method]\nname = \"ringleader\"\n", n);
+  ScriptedCluster cluster(n, true);
+  h.master->start(cluster);
+  cluster.answer(*h.master, 0, vec2(2, 0));
+  cluster.answer(*h.master, 1, vec2(0, 2));
+  EXPECT_EQ(h.trainer->steps(), 0);  // phase 1 waits for worker 2's entry
+  cluster.lose(*h.master, 2);        // ... no longer: phase 2 starts
+  cluster.answer(*h.master, 0, vec2(4, 0));
+  ASSERT_EQ(h.trainer->steps(), 1);
+  Vec expected = -kLr * (vec2(3, 0) + vec2(0, 2)) / 2.0;
+  expect_near(h.trainer->x(), expected);
+  // Worker 1's update is the last of the round: 2 live workers, 2 updates.
+  cluster.answer(*h.master, 1, vec2(0, 4));
+  ASSERT_EQ(h.trainer->steps(), 2);
+  expected -= kLr * (vec2(3, 0) + vec2(0, 3)) / 2.0;
+  expect_near(h.trainer->x(), expected);
+  EXPECT_EQ(h.summary()["rounds_completed"], 1);
+}
+
+TEST(Ringleader, AWorkerBackInPhaseTwoJoinsTheNextRound) {
+  const int n = 3;
+  Harness h("[method]\nname = \"ringleader\"\n", n);
+  ScriptedCluster cluster(n, true);
+  h.master->start(cluster);
+  for (int i = 0; i < n; ++i) cluster.answer(*h.master, i, vec2(1, 1));  // phase 1 full
+  cluster.answer(*h.master, 0, vec2(1, 1));                              // update 1 (worker 0)
+  ASSERT_EQ(h.trainer->steps(), 1);
+  cluster.lose(*h.master, 2);
+  cluster.rejoin(*h.master, 2);              // back in phase 2: not in this round's table
+  cluster.answer(*h.master, 1, vec2(1, 1));  // update 2: every worker of the round has updated
+  ASSERT_EQ(h.trainer->steps(), 2);
+  EXPECT_EQ(h.summary()["rounds_completed"], 1);
+  // The next round gathers from all three again, worker 2 included, and updates.
+  cluster.answer(*h.master, 2, vec2(1, 1));
+  cluster.answer(*h.master, 0, vec2(1, 1));
+  EXPECT_EQ(h.trainer->steps(), 2);  // worker 1 has no entry yet in the new round
+  cluster.answer(*h.master, 1, vec2(1, 1));
+  cluster.answer(*h.master, 2, vec2(1, 1));
+  EXPECT_EQ(h.trainer->steps(), 3);
+}
+
+TEST(RescaledAsgd, RecomputesTheStepsizesOverTheLiveWorkers) {
+  Harness h("[method]\nname = \"rescaled-asgd\"\ntau = \"model\"\n", 4, 2,
+            "[timing]\nmodel = \"fixed\"\nprofile = \"harmonic\"\ntau = 1.0\n");
+  ScriptedCluster cluster(4, false);
+  h.master->start(cluster);
+  // τ = (1, 1, 2, 2). Losing worker 3 leaves τ = (1, 1, 2): τ_H = 3 / 2.5 = 1.2, τ_max = 2,
+  // γ_i = γ τ_i · 1.2 / (3 · 2) = γ τ_i / 5.
+  cluster.lose(*h.master, 3);
+  for (int i = 0; i < 3; ++i) cluster.answer(*h.master, i, vec2(1, 1));
+  const double tau[] = {1, 1, 2};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(h.monitor.records[i].stepsize, kLr * tau[i] / 5.0, 1e-15) << i;
+  }
+  EXPECT_EQ(h.summary()["lr_scale_per_worker"][3], 0.0);
+}
+
+TEST(AsyncMaster, EndsTheRunWhenNoWorkerIsLeft) {
+  Harness h("[method]\nname = \"asgd\"\n", 2);
+  ScriptedCluster cluster(2, false);
+  h.master->start(cluster);
+  cluster.answer(*h.master, 0, vec2(1, 1));
+  cluster.lose(*h.master, 0);
+  EXPECT_FALSE(h.master->finished());
+  cluster.answer(*h.master, 1, vec2(1, 1));  // the survivor goes on alone
+  EXPECT_EQ(h.trainer->steps(), 2);
+  cluster.lose(*h.master, 1);
+  EXPECT_TRUE(h.master->finished());
+  EXPECT_EQ(h.monitor.stop_status, "too_many_lost");
+  EXPECT_NE(h.monitor.stop_reason.find("workers 0, 1 are lost"), std::string::npos)
+      << h.monitor.stop_reason;
 }
 
 }  // namespace

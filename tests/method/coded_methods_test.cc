@@ -78,6 +78,8 @@ class FakeCluster : public Cluster {
   bool busy(int worker) const override { return state_[worker].busy; }
   bool can_cancel() const override { return true; }
   void cancel(int worker) override { state_[worker].busy = false; }
+  bool alive(int /*worker*/) const override { return true; }
+  void set_timer(double /*time*/) override { ADD_FAILURE() << "no coded master sets a timer"; }
 
  private:
   struct State {

@@ -55,12 +55,14 @@ columns() {  # $1 = log.csv, $2 = cut field list
 }
 
 # The pid of rank $2 among the children of mpiexec $1 (Open MPI gives each one its rank in its
-# environment), waiting up to 10 s for it to be started.
+# environment), waiting up to 60 s for it to be started.
 rank_pid() {
   local child tries
-  for tries in $(seq 1 200); do
+  for tries in $(seq 1 1200); do
     for child in $(ps -o pid= --ppid "$1"); do
-      if tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+      # (A child may end between ps and the read: the shell's own redirection error is silenced.)
+      if { tr '\0' '\n' <"/proc/$child/environ"; } 2>/dev/null |
+        grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
         echo "$child"
         return 0
       fi
@@ -107,6 +109,99 @@ wait_run_started() {
   kill -KILL "$2"
   cat "$1" >&2
   die "the run did not start within 60 s"
+}
+
+# Starts, in the background, a 100000-step DGD run of 4 workers on the MPI engine whose 0.05 s
+# jobs are paced in wall time (engine.inject = pace), with rank 0's debug log (-v) in out.txt; $1,
+# if given, is a line put first in run.toml. Sets job to mpiexec's pid. mpiexec itself runs in
+# the background, not through the mpirun function: a background subshell would ignore SIGINT.
+start_paced_dgd() {
+  write_problem run.toml 1 100000
+  [ $# -gt 0 ] && sed -i "1i $1" run.toml
+  cat >>run.toml <<TOML
+[method]
+name = "dgd"
+[timing]
+model = "fixed"
+tau = 0.05
+TOML
+  "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" -v run run.toml --engine mpi \
+    --set engine.inject=pace --out mpi >out.txt 2>&1 &
+  job=$!
+}
+
+# summary.json $1 without blanks and newlines, for matching keys and arrays.
+flat() {
+  tr -d ' \n' <"$1"
+}
+
+# Fails unless summary.json $1 (flattened) contains every string after it.
+summary_has() {
+  local summary=$1 text want
+  shift
+  text=$(flat "$summary") || die "no $summary"
+  for want in "$@"; do
+    case "$text" in
+      *"$want"*) ;;
+      *) cat out.txt >&2; die "$summary does not contain $want" ;;
+    esac
+  done
+}
+
+# kill -9 of worker rank 3 (worker 2) in the middle of a paced run under mpirun --enable-recovery
+# ($4...: more mpiexec options): rank 0 declares worker 2 lost once engine.worker_timeout_s = 2
+# has passed, the run goes on with the survivors to its max_steps ($3) and the job ends within
+# worker_timeout_s + 10 s of the kill, every surviving pacer process with exit status 0, and
+# summary.json names the lost worker. Under --enable-recovery mpirun exits 0 whatever its ranks
+# return (docs/mpi.md), so each rank runs under a shell that writes pacer's exit status to
+# status.RANK. $1 is the [method] table's body, $2 the fixed τ: the run lasts about 5 s of paced
+# jobs (more on a loaded machine) and the kill comes 1 s after it started, so the loss falls
+# inside the run (checked).
+lost_worker() {
+  local method=$1 tau=$2 steps=$3 wrapper pid killed elapsed r
+  shift 3
+  write_problem run.toml 1 "$steps"
+  cat >>run.toml <<TOML
+[method]
+$method
+[timing]
+model = "fixed"
+tau = $tau
+[engine]
+inject = "pace"
+worker_timeout_s = 2
+TOML
+  # shellcheck disable=SC2016  # expanded by the rank's shell
+  "$mpiexec" --allow-run-as-root --oversubscribe --enable-recovery "$@" -np 5 \
+    bash -c '"$@"; echo $? >"status.$OMPI_COMM_WORLD_RANK"' rank "$pacer" -v run run.toml \
+    --engine mpi --out mpi >out.txt 2>&1 &
+  job=$!
+  wrapper=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
+  wait_run_started out.txt "$job"
+  pid=$(pgrep -P "$wrapper" -x pacer) || die "no pacer process for rank 3"
+  sleep 1  # steps with all four workers first
+  kill -KILL "$pid" || die "rank 3 had ended before the kill: the run is too short"
+  killed=$(date +%s.%N)
+  wait_bounded "$job" 40
+  elapsed=$(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  echo "kill -9 of rank 3 to the end of mpiexec: $elapsed s (bound: 12 s)"
+  [ "$rc" = 0 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 0"; }
+  for r in 0 1 2 4; do
+    [ "$(cat "status.$r" 2>/dev/null)" = 0 ] ||
+      { cat out.txt >&2; die "rank $r: exit status '$(cat "status.$r" 2>/dev/null)', expected 0"; }
+  done
+  awk -v e="$elapsed" 'BEGIN { exit !(e <= 12) }' ||
+    { cat out.txt >&2; die "the job ended $elapsed s after the kill, over worker_timeout_s + 10 s"; }
+  ! grep -q "pacer: error:" out.txt || { cat out.txt >&2; die "an error was reported"; }
+  grep -q "worker 2 (rank 3) has not answered its job .* declared lost" out.txt ||
+    { cat out.txt >&2; die "worker 2 was not declared lost during the run"; }
+  [ "$(grep -c . mpi/log.csv)" = $((steps + 1)) ] || die "log.csv does not hold $steps steps"
+  summary_has mpi/summary.json '"status":"max_steps"' \
+    '"lost_per_worker":[false,false,true,false]' '"losses_per_worker":[0,0,1,0]' \
+    '"launched_with_recovery":true'
+  # The experiment layer's list of losses, {step, time, worker}.
+  flat mpi/summary.json | grep -qE '"lost_workers":\[\{[^]]*"worker":2\}\]' ||
+    die "summary.json's lost_workers does not name worker 2 alone"
 }
 
 case "$check" in
@@ -279,19 +374,7 @@ EOF
 
   interrupt)
     # SIGINT to mpirun: rank 0 writes log.csv and summary.json with status "interrupted".
-    write_problem run.toml 1 100000
-    cat >>run.toml <<EOF
-[method]
-name = "dgd"
-[timing]
-model = "fixed"
-tau = 0.05
-EOF
-    # mpiexec itself in the background (not through the mpirun function: a background subshell
-    # would ignore SIGINT).
-    "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" -v run run.toml --engine mpi \
-      --set engine.inject=pace --out mpi >out.txt 2>&1 &
-    job=$!
+    start_paced_dgd
     wait_run_started out.txt "$job"
     sleep 1  # a few steps of 0.05 s
     kill -INT "$job"
@@ -347,18 +430,7 @@ EOF
     # SIGTERM to worker rank 3 alone: that worker stops, and rank 0 ends the run with an error
     # naming it (status "error" in summary.json, exit status 1). memory_limit_gb travels to the
     # worker ranks with the configuration and is read there too.
-    write_problem run.toml 1 100000
-    sed -i '1i memory_limit_gb = 8' run.toml
-    cat >>run.toml <<EOF
-[method]
-name = "dgd"
-[timing]
-model = "fixed"
-tau = 0.05
-EOF
-    "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" -v run run.toml --engine mpi \
-      --set engine.inject=pace --out mpi >out.txt 2>&1 &
-    job=$!
+    start_paced_dgd 'memory_limit_gb = 8'
     pid=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
     wait_run_started out.txt "$job"
     sleep 1  # a few steps of 0.05 s
@@ -368,6 +440,69 @@ EOF
     one_error out.txt "rank 3 (worker 2): received SIGTERM"
     grep -q '"status": "error"' mpi/summary.json 2>/dev/null ||
       { cat out.txt >&2; die "no summary.json with status error"; }
+    ;;
+
+  lost_worker_pgc_cr)
+    # PGC-CR (s = 1) closes each step with the fastest n - s = 3 messages, so it goes on after one
+    # worker dies. Shared-memory transport (Open MPI's default on one machine).
+    lost_worker 'name = "pgc-cr"
+s = 1' 0.1 50
+    ;;
+
+  lost_worker_pgc_cr_tcp)
+    # The same over TCP, where MPI_Finalize may wait for the dead peer (runtime.h, finalize()).
+    lost_worker 'name = "pgc-cr"
+s = 1' 0.1 50 --mca btl tcp,self
+    ;;
+
+  lost_worker_asgd)
+    # ASGD updates on every arrival: it goes on with the three survivors.
+    lost_worker 'name = "asgd"' 0.2 100
+    ;;
+
+  lost_worker_asgd_tcp)
+    lost_worker 'name = "asgd"' 0.2 100 --mca btl tcp,self
+    ;;
+
+  lost_worker_back)
+    # SIGSTOP to worker rank 3 for 2.5 s with engine.worker_timeout_s = 1, without
+    # --enable-recovery (no process dies): worker 2 is declared lost, its late reply brings it
+    # back, and the run ends normally (exit 0, MPI_Finalize on every rank). Rank 0 warns at the
+    # start that a dead worker would end the whole job without --enable-recovery.
+    write_problem run.toml 1 120
+    cat >>run.toml <<TOML
+[method]
+name = "asgd"
+[timing]
+model = "fixed"
+tau = 0.2
+[engine]
+inject = "pace"
+worker_timeout_s = 1
+TOML
+    "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" -v run run.toml --engine mpi \
+      --out mpi >out.txt 2>&1 &
+    job=$!
+    pid=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
+    wait_run_started out.txt "$job"
+    sleep 1
+    kill -STOP "$pid" || die "rank 3 had ended before SIGSTOP: the run is too short"
+    sleep 2.5
+    kill -CONT "$pid"
+    wait_bounded "$job" 40
+    [ "$rc" = 0 ] || { cat out.txt >&2; die "exit status $rc, expected 0"; }
+    grep -q "pacer: warning: .*not launched with .mpirun --enable-recovery" out.txt ||
+      { cat out.txt >&2; die "no warning about --enable-recovery"; }
+    grep -q "worker 2 (rank 3) has not answered its job .* declared lost" out.txt ||
+      { cat out.txt >&2; die "worker 2 was not declared lost"; }
+    grep -q "worker 2 (rank 3) answered its job .* it is back" out.txt ||
+      { cat out.txt >&2; die "worker 2 was not re-admitted during the run"; }
+    summary_has mpi/summary.json '"status":"max_steps"' \
+      '"lost_per_worker":[false,false,false,false]' '"losses_per_worker":[0,0,1,0]' \
+      '"rejoins_per_worker":[0,0,1,0]' '"launched_with_recovery":false'
+    # Back, worker 2 took jobs again: more arrivals than the ones before SIGSTOP and the late one.
+    arrivals=$(cut -d, -f9 mpi/log.csv | grep -cx 2)
+    [ "$arrivals" -ge 8 ] || die "worker 2 delivered $arrivals gradients, expected at least 8"
     ;;
 
   *)

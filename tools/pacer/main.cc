@@ -12,8 +12,11 @@
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pacer/core/config.h"
@@ -22,6 +25,7 @@
 #include "pacer/data/loaders.h"
 #include "pacer/experiment/compare.h"
 #include "pacer/experiment/experiment.h"
+#include "pacer/experiment/fit_report.h"
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
@@ -68,13 +72,50 @@ Config load_config(const ConfigArgs& args) {
 
 // Whether the command runs on the MPI engine (--engine, else engine.name in the config). A config
 // that cannot be loaded says no: the command then reports the error itself.
-bool wants_mpi(const ConfigArgs& args) {
-  if (!args.engine.empty()) return args.engine == "mpi";
+// The engine the command line or the config chooses; "" when the config cannot be loaded (the
+// run then reports why).
+std::string chosen_engine(const ConfigArgs& args) {
+  if (!args.engine.empty()) return args.engine;
   try {
-    return load_config(args).get_string("engine.name", "sim") == "mpi";
+    return load_config(args).get_string("engine.name", "sim");
   } catch (const std::exception&) {
-    return false;
+    return "";
   }
+}
+
+// This process's rank and the job's size when an MPI launcher (Open MPI's mpirun, or a PMI/PMIx
+// launcher such as srun) started it, read from the environment the launcher sets; nullopt
+// otherwise. Needs no MPI library, so a pacer built without the MPI engine detects it too; read
+// before MPI starts (an MPI singleton's MPI_Init sets PMIX_RANK itself).
+struct LaunchedRank {
+  long rank, size;
+};
+std::optional<LaunchedRank> launched_rank() {
+  const std::pair<const char*, const char*> variables[] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+      {"PMIX_RANK", "PMIX_SIZE"},
+      {"PMI_RANK", "PMI_SIZE"}};
+  for (const auto& [rank, size] : variables) {
+    const char* r = std::getenv(rank);
+    const char* n = std::getenv(size);
+    if (r && n) return LaunchedRank{std::atol(r), std::atol(n)};
+  }
+  return std::nullopt;
+}
+
+// A simulator run started by mpirun on several processes would be n + 1 independent copies of the
+// same run writing to one folder: refused (rank 0 says why, the others exit 1 in silence).
+int refuse_simulator_under_mpirun(const LaunchedRank& launched) {
+  if (launched.rank == 0) {
+    std::fprintf(stderr,
+                 "pacer: error: this pacer is one of %ld processes started by an MPI launcher, "
+                 "but the run's engine is the simulator (engine.name = \"sim\"), so every "
+                 "process would run the same simulation into one folder; add --engine mpi (or "
+                 "engine.name = \"mpi\" in the config) to run it on the MPI engine, or run "
+                 "pacer without mpirun for the simulator\n",
+                 launched.size);
+  }
+  return 1;
 }
 
 #ifdef PACER_HAVE_MPI
@@ -120,6 +161,15 @@ int command_run(const ConfigArgs& args) {
                 options.out_dir.c_str());
     return 130;
   }
+  if (outcome.status == "diverged") {
+    fail(
+        "training diverged at step {}: {} (try a smaller optimizer.lr); the log up to that "
+        "point is in {}",
+        s["steps"].get<int64_t>(), s.value("divergence", std::string()), options.out_dir);
+  }
+  if (outcome.status == "too_many_lost") {
+    fail("{}; the log up to that point is in {}", s.value("error", std::string()), options.out_dir);
+  }
   std::printf("%s: %s after %lld steps, t = %.2f s (mean step %.4f s); %s\n",
               s["method"].get<std::string>().c_str(), outcome.status.c_str(),
               static_cast<long long>(s["steps"].get<int64_t>()), s["time"].get<double>(),
@@ -158,6 +208,13 @@ int command_compare(const ConfigArgs& args, const std::string& methods, CompareO
 
 int command_data_info(const std::string& path) {
   std::printf("%s", describe_data_file(path).c_str());
+  return 0;
+}
+
+int command_fit(const std::string& trace, const std::string& out_dir) {
+  const std::string out =
+      out_dir.empty() ? "runs/fit-" + std::filesystem::path(trace).stem().string() : out_dir;
+  std::printf("%s", run_fit(trace, out).c_str());
   return 0;
 }
 
@@ -265,6 +322,11 @@ int main(int argc, char** argv) {
   CLI::App* info = data->add_subcommand("info", "print what a data file holds");
   info->add_option("file", data_path, "IDX (.gz), CIFAR-10 binary, LIBSVM or CSV file")->required();
 
+  std::string fit_path, fit_out;
+  CLI::App* fit = app.add_subcommand("fit", "fit the timing models to a measured trace");
+  fit->add_option("trace", fit_path, "CSV worker,duration (seconds per work unit)")->required();
+  fit->add_option("--out", fit_out, "output folder (default runs/fit-<trace name>)");
+
   CLI::App* version = app.add_subcommand("version", "print version and build information");
 
   try {
@@ -281,7 +343,12 @@ int main(int argc, char** argv) {
   if (verbose) set_log_level(LogLevel::kDebug);
 
   const ConfigArgs* config_args = *run ? &run_args : *compare ? &compare_args : nullptr;
-  const bool mpi_job = config_args != nullptr && wants_mpi(*config_args);
+  const std::string engine = config_args != nullptr ? chosen_engine(*config_args) : "";
+  const bool mpi_job = engine == "mpi";
+  if (engine == "sim") {
+    const std::optional<LaunchedRank> launched = launched_rank();
+    if (launched && launched->size > 1) return refuse_simulator_under_mpirun(*launched);
+  }
 #ifdef PACER_HAVE_MPI
   if (mpi_job) {
     try {
@@ -309,6 +376,7 @@ int main(int argc, char** argv) {
     if (*run) status = command_run(run_args);
     if (*compare) status = command_compare(compare_args, methods, compare_options);
     if (*info) status = command_data_info(data_path);
+    if (*fit) status = command_fit(fit_path, fit_out);
     if (*version) status = command_version();
   } catch (const Error& e) {
     std::fprintf(stderr, "pacer: error: %s\n", e.what());

@@ -19,14 +19,6 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-// A training run whose loss or model became non-finite, or whose loss grew past the divergence
-// rule (experiment/recorder.h). Its outputs were written before it was thrown; pacer compare
-// counts such runs instead of stopping.
-class DivergedError : public Error {
- public:
-  explicit DivergedError(const std::string& message) : Error(message) {}
-};
-
 // Throws pacer::Error with a fmt-formatted message.
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {

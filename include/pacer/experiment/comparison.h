@@ -63,6 +63,9 @@ Estimate estimate(const std::vector<double>& values, int censored = 0);
 // An estimate as a table cell: "12.3 [11.0, 13.6]" (mean [95 % interval]), "12.3" (one value),
 // "≥ 12.3" (censored: a lower bound), "—" (no value). `spec` formats each number ("{:.2f}").
 std::string format_estimate(const Estimate& e, const char* spec);
+// An estimate as four compare.csv fields "mean,low,high,censored" (an absent number is blank,
+// every number at full precision).
+std::string csv_estimate(const Estimate& e);
 
 struct MethodResult {
   std::string spec;                     // "pgc-cr:decoder=exact"

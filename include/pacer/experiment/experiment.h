@@ -35,9 +35,6 @@ struct RunOptions {
   // Reject keys no component read, and note (log_info) the file keys a component switch dropped
   // (off when pacer compare has done both across methods). The keys are dropped either way.
   bool reject_unknown_keys = true;
-  // A diverged run throws DivergedError (after writing its outputs); false returns it with status
-  // "diverged" instead (pacer compare counts it).
-  bool throw_on_divergence = true;
   // Progress-line label.
   std::string label;
   // Build and validate everything (reading every key), then return without running. The outcome's
@@ -48,22 +45,26 @@ struct RunOptions {
 };
 
 struct RunOutcome {
-  std::string status;  // see Recorder::status(), or "interrupted" (MPI engine, SIGINT/SIGTERM)
+  // See Recorder::status(), or "interrupted" (MPI engine, SIGINT/SIGTERM). A "diverged" run
+  // returns normally, its outputs written and summary["divergence"] saying why: pacer run reports
+  // it as an error, pacer compare counts it.
+  std::string status;
   nlohmann::json summary;
 };
 
-// Runs one configuration on the engine named by engine.name:
-//   "sim" (default)  the discrete-event simulator, in this process (engine/sim/simulator.h);
-//   "mpi"            the MPI runtime (engine/mpi/mpi_cluster.h): this process must be rank 0 of an
+// Runs one configuration on the engine named by engine.name (engine/registry.h):
+//   "sim" (default)  the discrete-event simulator, in this process (engine/sim/sim_engine.h);
+//   "mpi"            the MPI runtime (engine/mpi/mpi_engine.h): this process must be rank 0 of an
 //                    MPI job of workers + 1 ranks whose other ranks run serve_mpi_worker_rank();
-//                    MPI is started on first use. Reads engine.inject, engine.poll_sleep_us,
-//                    engine.timeout_s, engine.drain_timeout_s. The worker ranks receive the
-//                    resolved configuration from rank 0 and build the same problem and method.
-// Both engines share everything else: building, recording, outputs. `save_model = true` also
+//                    the worker ranks receive the resolved configuration from rank 0 and build
+//                    the same problem and method.
+// Every engine shares everything else: building, recording, outputs. `save_model = true` also
 // writes model.bin, the final model as raw native-endian doubles (for bit-exact comparisons).
-// Bad configuration is an Error before anything runs; a diverged run writes its outputs, then
-// throws an Error saying where they are. An interrupted MPI run writes its outputs (status
-// "interrupted", no final evaluation) before stopping the workers. Outputs are written atomically.
+// Bad configuration is an Error before anything runs. A diverged run, and one the method ended
+// because too many workers were lost (status "too_many_lost", summary "error" saying which),
+// write their outputs and return normally; summary.json's lost_workers lists every loss. An
+// interrupted MPI run writes its outputs (status "interrupted", no final evaluation) before
+// stopping the workers. Outputs are written atomically.
 // The config.toml written (and sent to MPI workers) leaves out the file keys that a component
 // switch dropped (Config::drop_replaced_keys); `config` itself is not changed.
 RunOutcome run_experiment(const Config& config, const RunOptions& options);

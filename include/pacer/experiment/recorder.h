@@ -105,6 +105,9 @@ class Recorder : public Monitor {
            std::vector<double> tilde_weights, std::string label);
 
   bool on_update(const UpdateRecord& record, const Vec& x) override;
+  // The method ended the run (e.g. "too_many_lost"): the status becomes `status`, and summary.json
+  // says why under "error".
+  void on_stopped(std::string_view status, std::string_view reason) override;
 
   // Evaluates the final model (if the last update was not evaluated and eval_final is on), checks
   // the targets on F against it, and closes the log.
@@ -116,8 +119,11 @@ class Recorder : public Monitor {
     evaluation_listener_ = std::move(listener);
   }
 
-  // "target_reached", "max_steps", "max_time", "diverged" or "stopped" (engine ended it).
+  // "target_reached", "max_steps", "max_time", "max_work", "diverged", a status the method
+  // stopped the run with (on_stopped: "too_many_lost"), or "stopped" (the engine ended it).
   const std::string& status() const { return status_; }
+  // Why the method stopped the run (on_stopped); empty otherwise.
+  const std::string& stop_reason() const { return stop_reason_; }
   // Why a "diverged" run diverged (non-finite values, or the growth rule and its numbers).
   const std::string& divergence() const { return divergence_; }
   const std::string& log_csv() const { return log_; }
@@ -130,6 +136,9 @@ class Recorder : public Monitor {
   struct Evaluated {
     double full_loss = 0, grad_norm_sq = 0, tilde_loss = 0, test_loss = 0, test_accuracy = 0;
     bool has_test = false, has_tilde = false;
+    // Appends "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n", the evaluation
+    // columns of log.csv and evals.csv, with the absent ones blank.
+    void append_csv(std::string& out) const;
   };
   Evaluated evaluate(const Vec& x, const UpdateRecord& at);
   bool evaluation_due(const UpdateRecord& record);
@@ -157,6 +166,7 @@ class Recorder : public Monitor {
   double next_eval_time_ = 0;
   std::string status_ = "stopped";
   std::string divergence_;
+  std::string stop_reason_;
   double first_loss_ = std::numeric_limits<double>::quiet_NaN();
   int64_t grown_updates_ = 0;  // consecutive updates above the divergence threshold
   UpdateRecord last_;

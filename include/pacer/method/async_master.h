@@ -12,6 +12,11 @@
 // using the helpers below to update the model, discard gradients and restart workers, and may add
 // entries to summary.json.
 //
+// Lost workers (method/protocol.h): an asynchronous method needs no particular worker. AsyncMaster
+// keeps the set of live workers, calls the method's on_worker_lost / on_worker_rejoined (to drop
+// the lost worker from its own rule), sends the current x to a worker that comes back, and ends
+// the run with status "too_many_lost" only when no worker is left.
+//
 // GradientTable is the per-worker accumulator of the round-based methods (Rennala, Malenia) and of
 // Ringleader: for each worker i the sum of the gradients it sent, their count B_i, and the sums of
 // their losses and tags (for the log's loss and staleness columns). RoundMaster is the round loop
@@ -39,6 +44,8 @@ class AsyncMaster : public TrainingMaster {
   // the run is not finished) applies on_gradient and sends the current x to the replying worker
   // unless the rule already gave it a job.
   void on_reply(const Reply& reply, Cluster& cluster) final;
+  void on_lost(int worker, Cluster& cluster) final;
+  void on_rejoined(int worker, Cluster& cluster) final;
   // Per-worker counts (arrivals, updates caused, gradients used and discarded), cancelled jobs,
   // observed mean job time per work unit, the delay histogram, then summarize_method's entries.
   void summarize(nlohmann::json& out) const final;
@@ -51,8 +58,15 @@ class AsyncMaster : public TrainingMaster {
   virtual void summarize_method(nlohmann::json& /*out*/) const {}
   // Called every time a worker is sent a job, with the job's tag.
   virtual void on_assigned(int /*worker*/, int64_t /*tag*/) {}
+  // The method's part of a loss (live(worker) is already false) and of a return (already true,
+  // and the worker is sent the current x afterwards). Called only while the run is not finished.
+  virtual void on_worker_lost(int /*worker*/, Cluster& /*cluster*/) {}
+  virtual void on_worker_rejoined(int /*worker*/) {}
 
   int workers() const { return workers_; }
+  // Workers not lost now, and whether worker i is one of them.
+  int live_workers() const { return live_workers_; }
+  bool live(int i) const { return live_[i]; }
 
   // Sends the current x to idle `worker`, Job{tag = trainer_.steps()}.
   void send_current(int worker, Cluster& cluster);
@@ -67,8 +81,8 @@ class AsyncMaster : public TrainingMaster {
   // used.
   void apply_gradient(const Reply& reply, int64_t delay, double lr_scale, const Cluster& cluster);
   // x ← x − γ·lr_scale·direction, where direction combines `responders` gradients of mean loss
-  // `loss` and mean age `staleness` (in updates); caused by the arrival of `worker`. The caller
-  // counts the gradients it used with count_used().
+  // `loss` and mean age `staleness` (in updates); caused by the arrival of `worker` (-1: of none).
+  // The caller counts the gradients it used with count_used().
   void apply_direction(const Vec& direction, double lr_scale, const Cluster& cluster, int worker,
                        double loss, int64_t responders, double staleness);
   // Statistics: `count` gradients of `worker` went into updates; one was thrown away.
@@ -89,6 +103,8 @@ class AsyncMaster : public TrainingMaster {
   std::vector<int64_t> discarded_;
   std::vector<double> observed_mean_;
   int reported_workers_ = 0;
+  std::vector<bool> live_;
+  int live_workers_;
   int64_t cancelled_jobs_ = 0;
   std::map<int64_t, int64_t> delay_histogram_;  // δ at arrival -> arrivals
 };
@@ -105,18 +121,23 @@ class GradientTable {
   // Empties every entry.
   void clear();
   void swap(GradientTable& other) noexcept;
+  // Takes `worker` out of the table (a lost worker: its entry is emptied and every rule below
+  // then ranges over the members only) or puts it back (empty). Membership survives clear().
+  void set_member(int worker, bool member);
 
-  int workers() const { return static_cast<int>(count_.size()); }
-  // B_i, Σ_i B_i, and the number of workers with B_i ≥ 1.
+  // n: the members (every worker unless some were taken out).
+  int workers() const { return members_; }
+  bool member(int worker) const { return member_[worker]; }
+  // B_i, Σ_i B_i, and the number of members with B_i ≥ 1.
   int64_t count(int worker) const { return count_[worker]; }
   int64_t total() const { return total_; }
   int filled() const { return filled_; }
-  // ((1/n) Σ_i 1/B_i)⁻¹, or 0 while some B_i = 0.
+  // ((1/n) Σ_i 1/B_i)⁻¹ over the members, or 0 while some member's B_i = 0.
   double harmonic_mean_count() const;
 
   // out = (Σ_i sum_i) / (Σ_i B_i). Requires total() > 0.
   void pooled_mean(Vec& out) const;
-  // out = (1/n) Σ_i sum_i / B_i. Requires filled() == workers().
+  // out = (1/n) Σ_i sum_i / B_i over the members. Requires filled() == workers().
   void mean_of_means(Vec& out) const;
   // Mean loss and mean age (now − tag, in updates) over every gradient in the table.
   double mean_loss() const { return loss_sum_ / static_cast<double>(total_); }
@@ -125,8 +146,14 @@ class GradientTable {
   }
 
  private:
+  // Removes worker i's entry from the totals and empties it.
+  void empty_entry(int worker);
+
   std::vector<Vec> sum_;
   std::vector<int64_t> count_;
+  std::vector<double> entry_loss_sum_, entry_tag_sum_;  // per worker, to take an entry out
+  std::vector<bool> member_;
+  int members_;
   int64_t total_ = 0;
   int filled_ = 0;
   double loss_sum_ = 0;
@@ -156,10 +183,19 @@ class RoundMaster : public AsyncMaster {
   virtual void direction(const GradientTable& table, Vec& out) const = 0;
 
   void on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) final;
+  // A lost worker leaves the table (its gradients at x_k are dropped, and the close rule and the
+  // combination range over the live workers); the round may then be complete. One that comes back
+  // joins the table again.
+  void on_worker_lost(int worker, Cluster& cluster) final;
+  void on_worker_rejoined(int worker) final;
   void summarize_method(nlohmann::json& out) const override;
   double round_size() const { return round_size_; }
 
  private:
+  // Steps x_{k+1} = x_k − γ·direction(table), empties the table and restarts the busy workers;
+  // `worker` is the one whose arrival closed the round (-1: a loss closed it).
+  void close_round(int worker, Cluster& cluster);
+
   double round_size_;
   GradientTable table_;
   Vec direction_;

@@ -22,10 +22,34 @@ class TrainingMaster : public Master {
   bool finished() const override { return trainer_.finished(); }
   // Adds method-specific entries to summary.json.
   virtual void summarize(nlohmann::json& out) const = 0;
+  // summary.json's lost_workers: one entry per loss, {worker, time, step} and, for a worker that
+  // came back, rejoined_time.
+  nlohmann::json lost_workers_json() const;
 
  protected:
   explicit TrainingMaster(Trainer& trainer) : trainer_(trainer) {}
+  // Bookkeeping every master does on Master::on_lost / on_rejoined (call first).
+  void record_lost(int worker, const Cluster& cluster);
+  void record_rejoined(int worker, const Cluster& cluster);
+  // Ends the run with status "too_many_lost" and a message naming the workers lost now, what the
+  // method needed (`needed`, e.g. "every group of s + 1 = 2 workers to keep one") and, when not
+  // empty, `advice`.
+  void stop_too_many_lost(const Cluster& cluster, const std::string& needed,
+                          const std::string& advice = "");
+  // A reply with ReplyStatus::kFailed: the run ends with an Error naming the worker and its
+  // message (the engine's outputs are kept by the experiment layer).
+  [[noreturn]] void fail_on_failed_reply(const Reply& reply) const;
+
   Trainer& trainer_;
+
+ private:
+  struct Loss {
+    int worker;
+    double time;
+    int64_t step;
+    double rejoined_time = -1;  // < 0: still lost
+  };
+  std::vector<Loss> losses_;
 };
 
 // Everything a method may need to build its halves.

@@ -16,10 +16,20 @@
 //   * Replies from one worker arrive in the order its jobs were assigned. Replies from different
 //     workers arrive in any order; a master whose result must not depend on arrival order (every
 //     synchronous decoder) combines messages in worker-index order.
+//
+// Lost workers (DESIGN.md section 5): an engine may declare a worker lost (the simulator when a
+// [faults] entry kills it, MPI when it misses engine.worker_timeout_s). From then on alive(i) is
+// false, i is not busy, the job it had is dropped (no reply comes for it) and the master is told
+// once through Master::on_lost; the master must not assign to it. A lost worker may come back
+// (the simulator's faults.rejoin_after; on MPI a late reply): alive(i) becomes true, the worker is
+// idle, the late reply itself is dropped, and Master::on_rejoined is called. What a method does
+// about a loss is stated in its own file; a master that ignores on_lost treats the lost worker
+// as a permanent straggler.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "pacer/core/vector.h"
@@ -44,8 +54,17 @@ struct WorkerOutput {
   std::vector<int64_t> versions;
 };
 
+// How a job ended.
+enum class ReplyStatus {
+  kOk,      // the worker answered; payload, loss and versions are set
+  kFailed,  // the worker half failed on the job (a method or data error): `error` says why, and
+            // nothing else but worker, tag, units and compute_time is set
+};
+
 // A worker's answer as delivered to the master.
 struct Reply {
+  ReplyStatus status = ReplyStatus::kOk;
+  std::string_view error = {};  // kFailed: the worker's message, naming where it ran
   int worker = 0;
   int64_t tag = 0;  // the Job's tag
   const Vec* payload = nullptr;
@@ -85,6 +104,13 @@ class Cluster {
   // had not finished, its compute() is never called; if it had and only its reply was in flight,
   // the reply is dropped. Requires can_cancel() and busy(worker).
   virtual void cancel(int worker) = 0;
+  // False from the moment the engine declared `worker` lost until it comes back (see the file
+  // comment). A lost worker is not busy and must not be assigned a job.
+  virtual bool alive(int worker) const = 0;
+  // Asks for one Master::on_timer call at engine time `time` (now() or later; an earlier time is
+  // treated as now). Replaces the timer set before, if any; the call comes before any reply
+  // delivered at a later time. A master uses it for deadlines of its own.
+  virtual void set_timer(double time) = 0;
 };
 
 // The master half of a method.
@@ -95,6 +121,14 @@ class Master {
   virtual void start(Cluster& cluster) = 0;
   // Called for every reply, in the engine's delivery order.
   virtual void on_reply(const Reply& reply, Cluster& cluster) = 0;
+  // Called once when the engine declares `worker` lost (alive(worker) is already false and the
+  // worker's job dropped), and once when a lost worker comes back (alive again and idle). By
+  // default nothing happens: the lost worker is a permanent straggler, and one that comes back
+  // stays idle.
+  virtual void on_lost(int /*worker*/, Cluster& /*cluster*/) {}
+  virtual void on_rejoined(int /*worker*/, Cluster& /*cluster*/) {}
+  // The timer set with Cluster::set_timer fired. By default nothing happens.
+  virtual void on_timer(Cluster& /*cluster*/) {}
   // True once the run should end (a target or a limit was reached). Engines stop delivering
   // replies when it becomes true.
   virtual bool finished() const = 0;

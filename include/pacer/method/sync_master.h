@@ -11,10 +11,18 @@
 //   cancel  (engines that can cancel) unfinished jobs are dropped at step close and every worker
 //           starts step t+1 at once.
 // A subclass supplies the close rule and the decoder; everything else lives here.
+//
+// Lost workers (method/protocol.h): a lost worker is a permanent straggler. Its message for the
+// current step, if it arrived before the loss, is kept; it is sent nothing while lost, and the
+// current step when it comes back. After each loss the master asks whether the close rule can
+// still be met by the survivors alone (step_complete() of a step in which only they answer);
+// when it cannot, the run ends with status "too_many_lost" and a message naming the lost workers
+// (lost_advice() adds what the method could do instead).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "pacer/core/config.h"
@@ -33,6 +41,8 @@ class SyncMaster : public TrainingMaster {
 
   void start(Cluster& cluster) override;
   void on_reply(const Reply& reply, Cluster& cluster) override;
+  void on_lost(int worker, Cluster& cluster) override;
+  void on_rejoined(int worker, Cluster& cluster) override;
   void summarize(nlohmann::json& out) const override;
 
  protected:
@@ -43,6 +53,10 @@ class SyncMaster : public TrainingMaster {
   virtual void decode(Vec& g, std::vector<int>& used) = 0;
   // Method-specific additions to summary.json (decode statistics).
   virtual void summarize_method(nlohmann::json& /*out*/) const {}
+  // What the close rule needs of the survivors, for the too_many_lost message ("at most s = 1
+  // workers lost"), and what the user could do instead (may be empty).
+  virtual std::string lost_requirement() const = 0;
+  virtual std::string lost_advice() const { return ""; }
 
   int workers() const { return workers_; }
   int64_t step() const { return step_; }
@@ -52,10 +66,15 @@ class SyncMaster : public TrainingMaster {
   // Workers in the order their current-step messages arrived.
   const std::vector<int>& arrival_order() const { return arrival_order_; }
   int num_arrived() const { return static_cast<int>(arrival_order_.size()); }
+  // Whether worker i is lost now, and how many are.
+  bool lost(int i) const { return lost_[i]; }
+  int num_lost() const { return num_lost_; }
 
  private:
   void close_step(Cluster& cluster);
   void assign_current(int worker, Cluster& cluster);
+  // Whether a step can close on the survivors' messages alone.
+  bool survivors_can_close();
 
   int workers_;
   StragglerPolicy policy_;
@@ -66,6 +85,8 @@ class SyncMaster : public TrainingMaster {
   std::vector<bool> arrived_;
   std::vector<int> arrival_order_;
   std::vector<int64_t> assigned_step_;  // the step each worker was last given
+  std::vector<bool> lost_;
+  int num_lost_ = 0;
   Vec direction_;
   std::vector<int> used_;
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "pacer/core/vector.h"
 #include "pacer/method/optimizer.h"
@@ -31,6 +32,9 @@ class Monitor {
   virtual ~Monitor() = default;
   // Called after every update with the new model. Returns false to end the run.
   virtual bool on_update(const UpdateRecord& record, const Vec& x) = 0;
+  // Called once when the method itself ends the run (Trainer::stop): `status` names why
+  // ("too_many_lost"), `reason` says it in a sentence for the user.
+  virtual void on_stopped(std::string_view /*status*/, std::string_view /*reason*/) {}
 };
 
 class Trainer {
@@ -55,6 +59,11 @@ class Trainer {
 
   bool finished() const { return finished_; }
   void finish() { finished_ = true; }
+  // Ends the run because the method cannot go on: finishes it and tells the monitor why.
+  void stop(std::string_view status, std::string_view reason) {
+    if (!finished_) monitor_.on_stopped(status, reason);
+    finished_ = true;
+  }
 
  private:
   Vec x_;

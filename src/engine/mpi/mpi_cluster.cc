@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -24,12 +25,28 @@ constexpr int64_t kTrailerBytes = 64 * 1024;
 constexpr int kReplyBufferBytes = static_cast<int>(sizeof(ReplyHeader) + kTrailerBytes);
 static_assert(sizeof(WorkerStats) <= static_cast<size_t>(kTrailerBytes));
 
+// Throws the Error for a wait on `peer` that cannot complete because its process has ended.
+[[noreturn]] void fail_peer_gone(const char* what, int peer, int tag) {
+  fail(
+      "MPI: rank {}: {} from/to rank {} ({} message, tag {}) cannot complete: the process of "
+      "rank {} has ended",
+      rank(), what, peer, tag_name(tag), tag, peer);
+}
+
 // Polls `request` until it completes, sleeping `sleep_us` between polls. Throws an Error naming
-// `what`, the peer and the tag if MPI fails or (timeout_s > 0) when it has not completed after
-// timeout_s seconds.
+// `what`, the peer and the tag if MPI fails, when the peer's process is seen to have ended
+// (runtime.h, rank_known_dead) or (timeout_s > 0) when it has not completed after timeout_s
+// seconds.
 void wait_request(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
                   double timeout_s) {
-  if (wait_polling(request, what, peer, tag, sleep_us, timeout_s)) return;
+  const double deadline = timeout_s > 0 ? wall_seconds() + timeout_s : 0;
+  while (true) {
+    const double slice =
+        timeout_s > 0 ? std::min(kLivenessCheckS, deadline - wall_seconds()) : kLivenessCheckS;
+    if (wait_polling(request, what, peer, tag, sleep_us, std::max(1e-6, slice))) return;
+    if (rank_known_dead(peer)) fail_peer_gone(what, peer, tag);
+    if (timeout_s > 0 && wall_seconds() >= deadline) break;
+  }
   fail(
       "MPI: rank {}: {} from/to rank {} ({} message, tag {}) did not complete within {} s "
       "(engine.timeout_s)",
@@ -39,6 +56,13 @@ void wait_request(MPI_Request& request, const char* what, int peer, int tag, int
 void sleep_until(double deadline) {
   const double left = deadline - wall_seconds();
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+}
+
+// Cancels a posted receive that no message will match any more.
+void cancel_receive(MPI_Request& request) {
+  if (request == MPI_REQUEST_NULL) return;
+  MPI_Cancel(&request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
 }
 
 }  // namespace
@@ -73,6 +97,16 @@ MpiOptions read_mpi_options(const Config& config) {
   if (!(o.startup_timeout_s >= 0) || !std::isfinite(o.startup_timeout_s)) {
     config.fail_key("engine.startup_timeout_s", "a finite number of seconds >= 0 (0 = no bound)");
   }
+  // Unset means adaptive; no fallback is recorded, so the resolved configuration (config.toml,
+  // and what the worker ranks receive) leaves the key out and stays adaptive when run again.
+  if (config.has("engine.worker_timeout_s")) {
+    o.worker_timeout_s = config.get_double("engine.worker_timeout_s", 0);
+    if (!(o.worker_timeout_s >= 0) || !std::isfinite(o.worker_timeout_s)) {
+      config.fail_key("engine.worker_timeout_s",
+                      "a finite number of seconds >= 0 (0 = never declare a worker lost; leave "
+                      "the key out for the adaptive deadline)");
+    }
+  }
   return o;
 }
 
@@ -80,6 +114,13 @@ MpiOptions read_mpi_options(const Config& config) {
 // Rank 0.
 
 struct MpiCluster::Impl {
+  // One declaration of a worker as lost.
+  struct Loss {
+    double time = 0;       // run time
+    int64_t tag = -1;      // of the dropped job
+    double elapsed = 0;    // how long that job had been out
+    double rejoined = -1;  // run time of the late reply that brought the worker back; -1 = none
+  };
   struct Slot {
     bool busy = false;
     int64_t tag = -1;  // the tag of the job in flight
@@ -88,13 +129,22 @@ struct MpiCluster::Impl {
     JobHeader job_header;
     Vec model;
     MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    // The stop message has its own buffer and request: a lost worker's job sends may never
+    // complete, and their buffers must not change meanwhile.
+    JobHeader stop_header;
+    MPI_Request stop_send = MPI_REQUEST_NULL;
     // Receiving: the reply header (+ trailer) and the payload, each with one receive posted.
     std::vector<char> reply_buffer = std::vector<char>(kReplyBufferBytes);
     Vec payload;
     bool header_done = false, payload_done = false;
     std::vector<int64_t> versions;
     bool said_bye = false;
-    bool failed = false;
+    bool failed = false;        // reported an error: takes no more jobs in this run
+    std::string error;          // that error, for the kFailed Reply (which points into it)
+    bool lost = false;          // declared lost and not back (method/protocol.h)
+    bool stopped_lost = false;  // was lost when shutdown sent stop: no goodbye is awaited
+    std::vector<Loss> losses;
+    int64_t rejoins = 0;
     WorkerStats reported;
     // The master's view.
     int64_t replies = 0;            // delivered to the master
@@ -121,6 +171,14 @@ struct MpiCluster::Impl {
   }
 
   double now() const { return wall_seconds() - start; }
+
+  // Runs master code, counting its time as the master's.
+  template <typename F>
+  void call_master(F&& code) {
+    const double begin = wall_seconds();
+    code();
+    master_time += wall_seconds() - begin;
+  }
 
   void post_header_receive(int w) {
     check(MPI_Irecv(slots[w].reply_buffer.data(), kReplyBufferBytes, MPI_BYTE, w + 1, kTagReply,
@@ -168,92 +226,319 @@ struct MpiCluster::Impl {
   }
 
   // Handles worker w's completed message, if any. Replies go to `master` unless it is null or
-  // finished (then they are counted as drained). Returns false if nothing was ready.
-  bool handle(int w, Master* master, Cluster& cluster) {
+  // finished (then they are counted as drained); `cluster` is what the master is given. Returns
+  // false if nothing was ready.
+  bool handle(int w, Master* master, Cluster* cluster) {
     Slot& s = slots[w];
     if (!s.header_done) return false;
     ReplyHeader h;
     std::memcpy(&h, s.reply_buffer.data(), sizeof h);
     const char* trailer = s.reply_buffer.data() + sizeof h;
-    const int64_t trailer_bytes = std::clamp<int64_t>(h.trailer_bytes, 0, kTrailerBytes);
+    const size_t trailer_bytes =
+        static_cast<size_t>(std::clamp<int64_t>(h.trailer_bytes, 0, kTrailerBytes));
+    const bool deliver = master != nullptr && !master->finished();
     switch (h.kind) {
-      case ReplyHeader::kReply: {
-        if (!s.payload_done) return false;
-        s.header_done = s.payload_done = false;
-        s.versions.resize(static_cast<size_t>(trailer_bytes / 8));
-        std::memcpy(s.versions.data(), trailer, s.versions.size() * 8);
-        post_header_receive(w);
-        s.busy = false;
-        if (h.payload_size != dim) {
-          post_payload_receive(w);  // keep the worker reachable for the shutdown
-          fail(
-              "MPI: worker {} (rank {}) answered job {} with a payload of {} values; the model "
-              "has {}",
-              w, w + 1, h.tag, h.payload_size, dim);
-        }
-        const bool deliver = master != nullptr && !master->finished();
-        if (deliver) {
-          ++s.replies;
-          s.busy_time += h.job_time;
-          s.compute_time += h.compute_time;
-          s.injected_time += h.injected_time;
-          s.round_trip += now() - s.assigned_at;
-          s.job_times.push_back(h.job_time);
-          Reply reply{.worker = w,
-                      .tag = h.tag,
-                      .payload = &s.payload,
-                      .loss = h.loss,
-                      .units = h.units,
-                      .compute_time = h.job_time,
-                      .versions = s.versions};
-          // The payload buffer is free again once the master is done with it, even if it throws
-          // (the worker's next reply must always find a receive).
-          try {
-            const double begin = wall_seconds();
-            master->on_reply(reply, cluster);
-            master_time += wall_seconds() - begin;
-          } catch (...) {
-            try {
-              post_payload_receive(w);
-            } catch (const Error&) {
-            }
-            throw;
-          }
-          post_payload_receive(w);
-        } else {
-          ++s.drained;
-          post_payload_receive(w);
-        }
+      case ReplyHeader::kReply:
+        return handle_reply(w, h, trailer, trailer_bytes, deliver ? master : nullptr, cluster);
+      case ReplyHeader::kError:
+        handle_error(w, h, std::string(trailer, trailer_bytes), deliver ? master : nullptr,
+                     cluster);
         return true;
-      }
-      case ReplyHeader::kError: {
-        s.header_done = false;
-        s.failed = true;
-        std::string text(trailer, static_cast<size_t>(trailer_bytes));
-        post_header_receive(w);
-        // Under Ctrl-C every rank has the signal: rank 0 ends the run as interrupted, and a
-        // worker's report of the same signal is no error of its own.
-        if (master && !interrupt_requested()) fail("rank {} (worker {}): {}", w + 1, w, text);
-        log_debug("MPI: rank {} (worker {}) reported: {}", w + 1, w, text);
-        return true;
-      }
-      case ReplyHeader::kBye: {
+      case ReplyHeader::kBye:
         s.header_done = false;
         s.said_bye = true;
-        std::memcpy(&s.reported, trailer, std::min<size_t>(sizeof s.reported, trailer_bytes));
+        std::memcpy(&s.reported, trailer, std::min(sizeof s.reported, trailer_bytes));
         return true;
-      }
       default:
         fail("MPI: malformed reply (kind {}) from rank {}", h.kind, w + 1);
     }
   }
 
-  // Completes the sends of worker w's previous message.
-  void wait_sends(int w, double timeout_s) {
-    for (MPI_Request& r : slots[w].sends) {
-      wait_request(r, "MPI_Isend of a job", w + 1, kTagJob, options.poll_sleep_us, timeout_s);
+  // A job's reply, once its payload is in too. `master` is null when it is not to be delivered.
+  bool handle_reply(int w, const ReplyHeader& h, const char* trailer, size_t trailer_bytes,
+                    Master* master, Cluster* cluster) {
+    Slot& s = slots[w];
+    if (!s.payload_done) return false;
+    s.header_done = s.payload_done = false;
+    s.versions.resize(trailer_bytes / 8);
+    std::memcpy(s.versions.data(), trailer, s.versions.size() * 8);
+    post_header_receive(w);
+    if (h.payload_size != dim) {
+      post_payload_receive(w);  // keep the worker reachable for the shutdown
+      fail(
+          "MPI: worker {} (rank {}) answered job {} with a payload of {} values; the model "
+          "has {}",
+          w, w + 1, h.tag, h.payload_size, dim);
+    }
+    const double round_trip = now() - s.assigned_at;
+    longest_round_trip = std::max(longest_round_trip, round_trip);
+    if (s.lost) {
+      post_payload_receive(w);  // the late reply is dropped
+      readmit(w, h.tag, round_trip, master, cluster);
+      return true;
+    }
+    s.busy = false;
+    if (master == nullptr) {
+      ++s.drained;
+      post_payload_receive(w);
+      return true;
+    }
+    ++s.replies;
+    s.busy_time += h.job_time;
+    s.compute_time += h.compute_time;
+    s.injected_time += h.injected_time;
+    s.round_trip += round_trip;
+    s.job_times.push_back(h.job_time);
+    Reply reply{.status = ReplyStatus::kOk,
+                .error = {},
+                .worker = w,
+                .tag = h.tag,
+                .payload = &s.payload,
+                .loss = h.loss,
+                .units = h.units,
+                .compute_time = h.job_time,
+                .versions = s.versions};
+    // The payload buffer is free again once the master is done with it, even if it throws (the
+    // worker's next reply must always find a receive).
+    try {
+      call_master([&] { master->on_reply(reply, *cluster); });
+    } catch (...) {
+      try {
+        post_payload_receive(w);
+      } catch (const Error&) {
+      }
+      throw;
+    }
+    post_payload_receive(w);
+    return true;
+  }
+
+  // A worker's error report: delivered to the master as a kFailed reply (masters end the run
+  // with it). The worker's rank drops every later job of the run.
+  void handle_error(int w, const ReplyHeader& h, const std::string& text, Master* master,
+                    Cluster* cluster) {
+    Slot& s = slots[w];
+    s.header_done = false;
+    s.failed = true;
+    s.busy = false;
+    post_header_receive(w);
+    s.error = fmt::format("rank {} (worker {}): {}", w + 1, w, text);
+    // Under Ctrl-C every rank has the signal: rank 0 ends the run as interrupted, and a worker's
+    // report of the same signal is no error of its own.
+    if (master == nullptr || interrupt_requested()) {
+      log_debug("MPI: {}", s.error);
+      return;
+    }
+    Reply reply{.status = ReplyStatus::kFailed,
+                .error = s.error,
+                .worker = w,
+                .tag = h.tag >= 0 ? h.tag : s.tag,  // an interrupt report names no job
+                .payload = nullptr,
+                .loss = 0,
+                .units = h.units,
+                .compute_time = h.job_time,
+                .versions = {}};
+    call_master([&] { master->on_reply(reply, *cluster); });
+  }
+
+  // The deadline after which a busy worker without a reply is declared lost; infinite when off.
+  double worker_deadline() const {
+    if (options.worker_timeout_s > 0) return options.worker_timeout_s;
+    if (options.worker_timeout_s == 0) return std::numeric_limits<double>::infinity();
+    return std::max(kWorkerTimeoutFloorS, kWorkerTimeoutFactor * longest_round_trip);
+  }
+  const char* deadline_source() const {
+    return options.worker_timeout_s > 0 ? "engine.worker_timeout_s"
+                                        : "adaptive, as engine.worker_timeout_s is unset";
+  }
+
+  // Declares lost every busy worker whose job has been out past the deadline with no reply
+  // header arrived (one whose header is in has answered; its payload is on the way).
+  void declare_overdue_lost(Master& master, Cluster& cluster) {
+    if (options.worker_timeout_s == 0) return;
+    const double deadline = worker_deadline();
+    for (int w = 0; w < workers && !master.finished(); ++w) {
+      const Slot& s = slots[w];
+      if (!s.busy || s.header_done) continue;
+      const double elapsed = now() - s.assigned_at;
+      if (elapsed > deadline) declare_lost(w, elapsed, deadline, master, cluster);
     }
   }
+
+  void declare_lost(int w, double elapsed, double deadline, Master& master, Cluster& cluster) {
+    Slot& s = slots[w];
+    s.lost = true;
+    s.busy = false;
+    s.losses.push_back(Loss{.time = now(), .tag = s.tag, .elapsed = elapsed});
+    set_rank_lost(w + 1, true);
+    log_warning(
+        "MPI engine: worker {} (rank {}) has not answered its job (tag {}) for {:.3g} s, past the "
+        "worker deadline of {:.3g} s ({}): declared lost at t = {:.3f} s; the run goes on without "
+        "it, and it comes back if it answers after all",
+        w, w + 1, s.tag, elapsed, deadline, deadline_source(), now());
+    call_master([&] { master.on_lost(w, cluster); });
+  }
+
+  // A late reply from lost worker w: the worker is idle and alive again, the reply dropped.
+  void readmit(int w, int64_t tag, double round_trip, Master* master, Cluster* cluster) {
+    Slot& s = slots[w];
+    s.lost = false;
+    s.busy = false;
+    ++s.rejoins;
+    if (!s.losses.empty()) s.losses.back().rejoined = now();
+    set_rank_lost(w + 1, false);
+    if (master == nullptr) {
+      ++s.drained;
+      return;
+    }
+    log_warning(
+        "MPI engine: worker {} (rank {}) answered its job (tag {}) after {:.3g} s, after it had "
+        "been declared lost: it is back (that reply is dropped)",
+        w, w + 1, tag, round_trip);
+    call_master([&] { master->on_rejoined(w, *cluster); });
+  }
+
+  // On an empty poll: fails when the run can make no progress. Stalled: no job out, no timer, no
+  // lost worker that might still answer. Timed out: nothing arrived for timeout_s while jobs are
+  // out or lost workers might answer.
+  void check_progress(double last_activity) const {
+    bool any_busy = false, any_lost = false;
+    for (const Slot& s : slots) {
+      any_busy = any_busy || s.busy;
+      any_lost = any_lost || s.lost;
+    }
+    if (!any_busy && !any_lost && !timer_armed) {
+      fail(
+          "MPI engine: the method stalled at t = {:.3f} s: no job is running and the method "
+          "has not finished",
+          now());
+    }
+    if (options.timeout_s > 0 && (any_busy || any_lost) &&
+        wall_seconds() - last_activity > options.timeout_s) {
+      fail("MPI engine: no reply for {} s (engine.timeout_s); {}", options.timeout_s,
+           describe_waiting());
+    }
+  }
+
+  std::string describe_waiting() const {
+    std::string busy, lost;
+    for (int w = 0; w < workers; ++w) {
+      const Slot& s = slots[w];
+      if (s.busy) {
+        busy += fmt::format("{}worker {} (rank {}, job tag {})", busy.empty() ? "" : ", ", w, w + 1,
+                            s.tag);
+      } else if (s.lost) {
+        lost += fmt::format("{}worker {} (rank {}, lost at t = {:.3f} s)", lost.empty() ? "" : ", ",
+                            w, w + 1, s.losses.back().time);
+      }
+    }
+    std::string out = busy.empty() ? "no job is out" : "still waiting for " + busy;
+    if (!lost.empty()) out += "; lost, and may still answer: " + lost;
+    return out;
+  }
+
+  // Completes the sends of worker w's previous messages.
+  void wait_sends(int w, double timeout_s) {
+    Slot& s = slots[w];
+    for (MPI_Request& r : s.sends) {
+      wait_request(r, "MPI_Isend of a job", w + 1, kTagJob, options.poll_sleep_us, timeout_s);
+    }
+    wait_request(s.stop_send, "MPI_Isend of a stop", w + 1, kTagJob, options.poll_sleep_us,
+                 timeout_s);
+  }
+
+  // Shutdown, step 1: stop to worker w. A lost worker's sends are not waited for (it may be
+  // dead), and its stop says that it is lost, so that one alive after all leaves at once; a lost
+  // worker whose process rank 0 can see is gone gets nothing (runtime.h, rank_known_dead).
+  void send_stop(int w, StopStatus status, double limit) {
+    Slot& s = slots[w];
+    s.stopped_lost = s.lost;
+    if (s.lost && rank_known_dead(w + 1)) return;
+    if (!s.lost) wait_sends(w, limit);
+    s.stop_header = JobHeader{.kind = JobHeader::kStop,
+                              .stop_status = static_cast<int64_t>(status),
+                              .lost = s.lost ? 1 : 0};
+    check(MPI_Isend(&s.stop_header, sizeof s.stop_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
+                    &s.stop_send),
+          "MPI_Isend", w + 1, kTagJob);
+    ++messages_sent;
+    bytes_sent += sizeof s.stop_header;
+  }
+
+  // Step 2: replies still in flight are counted, goodbyes collected (none from lost workers),
+  // until `deadline` (wall seconds).
+  void drain(double deadline) {
+    double next_check = wall_seconds() + kLivenessCheckS;
+    while (true) {
+      bool done = true;
+      for (const Slot& s : slots) done = done && (s.said_bye || s.stopped_lost);
+      if (done) return;
+      if (poll() == 0) {
+        if (wall_seconds() > deadline) return;
+        if (wall_seconds() >= next_check) {
+          next_check = wall_seconds() + kLivenessCheckS;
+          lose_dead_at_shutdown();
+        }
+        poll_sleep(options.poll_sleep_us);
+        continue;
+      }
+      for (int w = 0; w < workers; ++w) {
+        while (handle(w, nullptr, nullptr)) {
+        }
+      }
+    }
+  }
+
+  // A worker that died with no job out (idle at the end of the run, or after its last reply) was
+  // never overdue: if rank 0 can see that its process has ended, it is lost now, and its goodbye
+  // is not waited for. (One on another host makes the stop time out.)
+  void lose_dead_at_shutdown() {
+    for (int w = 0; w < workers; ++w) {
+      Slot& s = slots[w];
+      if (s.said_bye || s.stopped_lost || !rank_known_dead(w + 1)) continue;
+      s.lost = s.stopped_lost = true;
+      s.losses.push_back(Loss{.time = now(), .tag = -1, .elapsed = 0});
+      set_rank_lost(w + 1, true);
+      log_warning(
+          "MPI engine: the process of worker {} (rank {}) ended before it acknowledged the stop: "
+          "declared lost",
+          w, w + 1);
+    }
+  }
+
+  // Step 3: releases what the stopped workers no longer use. Returns the ranks (not lost) that
+  // said no goodbye, comma-separated.
+  std::string finish_stop(double limit) {
+    std::string missing;
+    for (int w = 0; w < workers; ++w) {
+      Slot& s = slots[w];
+      if (s.stopped_lost) {
+        // Back during the drain: its stop says lost, so it sends nothing more. Still lost: its
+        // receives stay posted and its buffers kept (~MpiCluster).
+        if (!s.lost) {
+          cancel_receive(requests[w]);
+          cancel_receive(requests[workers + w]);
+        }
+        continue;
+      }
+      if (!s.said_bye) {
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", w + 1);
+        continue;
+      }
+      cancel_receive(requests[workers + w]);  // no message follows a goodbye
+      wait_sends(w, limit);
+    }
+    return missing;
+  }
+
+  bool any_stopped_lost() const {
+    for (const Slot& s : slots) {
+      if (s.stopped_lost) return true;
+    }
+    return false;
+  }
+
+  void losses_to_json(nlohmann::json& out) const;
 
   MpiOptions options;
   int workers;
@@ -268,15 +553,53 @@ struct MpiCluster::Impl {
   bool receives_posted = false;
   bool shut_down = false;
   bool have_reports = false;
+  // The master's timer (Cluster::set_timer), checked once per poll.
+  bool timer_armed = false;
+  double timer_at = 0;
+  // The longest job round trip (assign to reply arrival, run clock) of the run: the adaptive
+  // worker deadline.
+  double longest_round_trip = 0;
   std::string run_error;  // what ended run() with an exception
   int64_t messages_sent = 0, messages_received = 0;
   double bytes_sent = 0, bytes_received = 0;
   int64_t polls = 0, empty_polls = 0;
   // Rank 0's own time: inside MPI_Testsome calls that received something (matching and copying
   // replies in) and calls that did not, inside assign() (copying x, starting sends), and inside
-  // the master's start/on_reply (assign included).
+  // the master's start/on_reply/on_lost/on_rejoined/on_timer (assign included).
   double poll_time = 0, empty_poll_time = 0, assign_time = 0, master_time = 0;
 };
+
+void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
+  std::vector<bool> lost;
+  std::vector<int64_t> losses, rejoins;
+  nlohmann::json last_loss = nlohmann::json::array(), list = nlohmann::json::array();
+  for (int w = 0; w < workers; ++w) {
+    const Slot& s = slots[w];
+    lost.push_back(s.lost);
+    losses.push_back(static_cast<int64_t>(s.losses.size()));
+    rejoins.push_back(s.rejoins);
+    last_loss.push_back(s.losses.empty() ? nlohmann::json() : nlohmann::json(s.losses.back().time));
+    for (const Loss& loss : s.losses) {
+      nlohmann::json entry{{"worker", w},
+                           {"rank", w + 1},
+                           {"time", loss.time},
+                           {"tag", loss.tag},
+                           {"elapsed", loss.elapsed}};
+      if (loss.rejoined >= 0) entry["rejoined_time"] = loss.rejoined;
+      list.push_back(entry);
+    }
+  }
+  out["worker_timeout"] = options.worker_timeout_s > 0    ? "fixed"
+                          : options.worker_timeout_s == 0 ? "off"
+                                                          : "adaptive";
+  out["worker_deadline_s"] = options.worker_timeout_s == 0 ? 0.0 : worker_deadline();
+  out["launched_with_recovery"] = launched_with_recovery();
+  out["lost_per_worker"] = lost;
+  out["losses_per_worker"] = losses;
+  out["rejoins_per_worker"] = rejoins;
+  out["lost_time_per_worker"] = last_loss;
+  out["losses"] = list;
+}
 
 MpiCluster::MpiCluster(const MpiOptions& options, int workers, int64_t dim)
     : impl_(std::make_unique<Impl>(options, workers, dim)) {
@@ -286,12 +609,17 @@ MpiCluster::MpiCluster(const MpiOptions& options, int workers, int64_t dim)
 }
 
 MpiCluster::~MpiCluster() {
-  if (impl_->shut_down) return;
-  try {
-    shutdown(StopStatus::kError);
-  } catch (const std::exception& e) {
-    log_warning("{}", e.what());
+  if (!impl_->shut_down) {
+    try {
+      shutdown(StopStatus::kError);
+    } catch (const std::exception& e) {
+      log_warning("{}", e.what());
+    }
   }
+  // A worker lost at shutdown may still be sent to and may still send: MPI may read the stop and
+  // job buffers and write into the posted receives until the process ends, so they are kept.
+  static std::vector<std::unique_ptr<Impl>> kept;
+  if (impl_->any_stopped_lost()) kept.push_back(std::move(impl_));
 }
 
 int MpiCluster::num_workers() const { return impl_->workers; }
@@ -303,6 +631,12 @@ void MpiCluster::exclude_time(double seconds) {
 }
 double MpiCluster::end_time() const { return impl_->end_time; }
 bool MpiCluster::busy(int worker) const { return impl_->slots[worker].busy; }
+bool MpiCluster::alive(int worker) const { return !impl_->slots[worker].lost; }
+
+void MpiCluster::set_timer(double time) {
+  impl_->timer_at = time;
+  impl_->timer_armed = true;
+}
 
 void MpiCluster::cancel(int /*worker*/) {
   PACER_CHECK(!"the MPI engine cannot cancel jobs (can_cancel() is false)");
@@ -312,8 +646,12 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   Impl& m = *impl_;
   PACER_CHECK(worker >= 0 && worker < m.workers);
   Impl::Slot& s = m.slots[worker];
-  PACER_CHECK(m.started && !s.busy && !m.shut_down);
+  PACER_CHECK(m.started && !s.busy && !s.lost && !m.shut_down);
   PACER_CHECK(x.size() == m.dim);
+  if (s.failed) {
+    fail("MPI engine: worker {} (rank {}) failed earlier in this run ({}) and takes no more jobs",
+         worker, worker + 1, s.error);
+  }
   const double begin = wall_seconds();
   // The previous job's sends have long been matched (the worker has replied since).
   m.wait_sends(worker, m.options.timeout_s);
@@ -336,6 +674,15 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
 MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
   // Every worker rank has set up its run by now (begin_run waited for their reports).
   log_debug("MPI: the run starts on {} workers", num_workers());
+  static bool warned = false;
+  if (!warned && impl_->options.worker_timeout_s != 0 && !launched_with_recovery()) {
+    warned = true;
+    log_warning(
+        "MPI engine: this job was not launched with `mpirun --enable-recovery`, so if a worker "
+        "process dies Open MPI ends the whole job, and the run with it; add --enable-recovery to "
+        "mpirun's options to go on with the surviving workers (engine.worker_timeout_s = 0 "
+        "silences this warning)");
+  }
   try {
     return run_loop(master, max_time);
   } catch (const std::exception& e) {
@@ -350,15 +697,18 @@ MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
   m.started = true;
   m.post_receives();
   m.start = wall_seconds();
-  const double begin = wall_seconds();
-  master.start(*this);
-  m.master_time += wall_seconds() - begin;
+  m.call_master([&] { master.start(*this); });
   double last_activity = wall_seconds();
   Outcome outcome = Outcome::kFinished;
   while (!master.finished()) {
     if (interrupt_requested()) {
       outcome = Outcome::kInterrupted;
       break;
+    }
+    if (m.timer_armed && m.now() >= m.timer_at) {
+      m.timer_armed = false;
+      m.call_master([&] { master.on_timer(*this); });
+      continue;
     }
     if (max_time > 0 && m.now() >= max_time) {
       outcome = Outcome::kMaxTime;
@@ -367,31 +717,16 @@ MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
     const double poll_begin = wall_seconds();
     const int arrived = m.poll();
     (arrived ? m.poll_time : m.empty_poll_time) += wall_seconds() - poll_begin;
-    if (arrived == 0) {
-      bool any_busy = false;
-      for (const Impl::Slot& s : m.slots) any_busy = any_busy || s.busy;
-      if (!any_busy) {
-        fail(
-            "MPI engine: the method stalled at t = {:.3f} s: no job is running and the method "
-            "has not finished",
-            m.now());
-      }
-      if (m.options.timeout_s > 0 && wall_seconds() - last_activity > m.options.timeout_s) {
-        std::string waiting;
-        for (int w = 0; w < m.workers; ++w) {
-          if (!m.slots[w].busy) continue;
-          waiting += fmt::format("{}worker {} (rank {}, job tag {})", waiting.empty() ? "" : ", ",
-                                 w, w + 1, m.slots[w].tag);
-        }
-        fail("MPI engine: no reply for {} s (engine.timeout_s); still waiting for {}",
-             m.options.timeout_s, waiting);
-      }
-      poll_sleep(m.options.poll_sleep_us);
-      continue;
+    if (arrived > 0) {
+      // Deliver in worker-index order; a worker whose header and payload both arrived is ready.
+      for (int w = 0; w < m.workers && !master.finished(); ++w) m.handle(w, &master, this);
+      last_activity = wall_seconds();  // after the master's code: its time is no silence
     }
-    last_activity = wall_seconds();
-    // Deliver in worker-index order; a worker whose header and payload both arrived is ready.
-    for (int w = 0; w < m.workers && !master.finished(); ++w) m.handle(w, &master, *this);
+    m.declare_overdue_lost(master, *this);
+    if (arrived == 0 && !master.finished()) {
+      m.check_progress(last_activity);
+      poll_sleep(m.options.poll_sleep_us);
+    }
   }
   m.end_time = m.now();
   return outcome;
@@ -407,47 +742,9 @@ void MpiCluster::shutdown(StopStatus status, double timeout_s) {
   const double deadline = wall_seconds() + limit;
   std::string problem;
   try {
-    for (int w = 0; w < m.workers; ++w) {
-      Impl::Slot& s = m.slots[w];
-      m.wait_sends(w, limit);
-      s.job_header =
-          JobHeader{.kind = JobHeader::kStop, .stop_status = static_cast<int64_t>(status)};
-      check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
-                      &s.sends[0]),
-            "MPI_Isend", w + 1, kTagJob);
-      ++m.messages_sent;
-      m.bytes_sent += sizeof s.job_header;
-    }
-    // Drain: replies still in flight are counted, goodbyes collected.
-    while (true) {
-      bool all_bye = true;
-      for (const Impl::Slot& s : m.slots) all_bye = all_bye && s.said_bye;
-      if (all_bye) break;
-      if (m.poll() == 0) {
-        if (wall_seconds() > deadline) break;
-        poll_sleep(m.options.poll_sleep_us);
-        continue;
-      }
-      for (int w = 0; w < m.workers; ++w) {
-        while (m.handle(w, nullptr, *this)) {
-        }
-      }
-    }
-    std::string missing;
-    for (int w = 0; w < m.workers; ++w) {
-      Impl::Slot& s = m.slots[w];
-      if (!s.said_bye) {
-        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", w + 1);
-        continue;
-      }
-      // No message follows a goodbye: the payload receive can go.
-      MPI_Request& payload = m.requests[m.workers + w];
-      if (payload != MPI_REQUEST_NULL) {
-        MPI_Cancel(&payload);
-        MPI_Wait(&payload, MPI_STATUS_IGNORE);
-      }
-      m.wait_sends(w, limit);
-    }
+    for (int w = 0; w < m.workers; ++w) m.send_stop(w, status, limit);
+    m.drain(deadline);
+    const std::string missing = m.finish_stop(limit);
     m.have_reports = missing.empty();
     if (!missing.empty()) {
       problem = fmt::format(
@@ -515,30 +812,50 @@ void MpiCluster::to_json(nlohmann::json& out) const {
   out["master_empty_poll_time"] = m.empty_poll_time;
   out["master_assign_time"] = m.assign_time;
   out["master_method_time"] = m.master_time - m.assign_time;
+  m.losses_to_json(out);
   if (m.have_reports) {
-    std::vector<double> lifetime, wait, overruns, max_overrun, dropped, worker_jobs;
-    for (const Impl::Slot& s : m.slots) {
-      const WorkerStats& r = s.reported;
-      worker_jobs.push_back(r.jobs);
-      lifetime.push_back(r.lifetime);
-      wait.push_back(std::max(0.0, r.lifetime - r.busy_time));
-      overruns.push_back(r.overruns);
-      max_overrun.push_back(r.max_overrun);
-      dropped.push_back(r.dropped_jobs);
-    }
+    // A worker lost at shutdown said no goodbye: null.
+    auto reported_json = [&](auto field) {
+      nlohmann::json values = nlohmann::json::array();
+      for (const Impl::Slot& s : m.slots) {
+        values.push_back(s.said_bye ? nlohmann::json(field(s.reported)) : nlohmann::json());
+      }
+      return values;
+    };
     nlohmann::json reported;
-    reported["jobs"] = worker_jobs;
-    reported["lifetime"] = lifetime;
-    reported["wait_time"] = wait;
-    reported["pace_overruns"] = overruns;
-    reported["max_pace_overrun"] = max_overrun;
-    reported["dropped_jobs"] = dropped;
+    reported["jobs"] = reported_json([](const WorkerStats& r) { return r.jobs; });
+    reported["lifetime"] = reported_json([](const WorkerStats& r) { return r.lifetime; });
+    reported["wait_time"] =
+        reported_json([](const WorkerStats& r) { return std::max(0.0, r.lifetime - r.busy_time); });
+    reported["pace_overruns"] = reported_json([](const WorkerStats& r) { return r.overruns; });
+    reported["max_pace_overrun"] =
+        reported_json([](const WorkerStats& r) { return r.max_overrun; });
+    reported["dropped_jobs"] = reported_json([](const WorkerStats& r) { return r.dropped_jobs; });
     out["worker_reported"] = reported;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Worker ranks.
+
+namespace {
+
+// A worker declared lost leaves without waiting for its last reply's sends: rank 0 may never
+// receive them (it may have ended). Until the process ends MPI may still read their buffers, so
+// those of sends not yet complete are kept.
+void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec payload) {
+  static std::vector<std::vector<char>> kept_replies;
+  static std::vector<Vec> kept_payloads;
+  for (int i = 0; i < 2; ++i) {
+    int done = 1;
+    if (sends[i] != MPI_REQUEST_NULL) MPI_Test(&sends[i], &done, MPI_STATUS_IGNORE);
+    if (done) continue;
+    if (i == 0) kept_replies.push_back(std::move(reply));
+    if (i == 1) kept_payloads.push_back(std::move(payload));
+  }
+}
+
+}  // namespace
 
 StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim) {
@@ -599,12 +916,18 @@ StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint
     send(h, error.data(), nullptr);
     failed = true;
   };
-  // Waits for the next job or stop (polling, as wait_request), watching for an interrupt.
+  // Waits for the next job or stop (polling, as wait_request), watching for an interrupt and for
+  // the end of rank 0's process.
   auto wait_job = [&] {
     const double start = wall_seconds();
+    double next_check = start + kLivenessCheckS;
     while (true) {
       if (!failed && interrupt_requested()) report_interrupt();
       if (wait_polling(job_request, "MPI_Irecv of a job", 0, kTagJob, sleep_us, 0.05)) return;
+      if (wall_seconds() >= next_check) {
+        next_check = wall_seconds() + kLivenessCheckS;
+        if (rank_known_dead(0)) fail_peer_gone("MPI_Irecv of a job", 0, kTagJob);
+      }
       if (job_timeout > 0 && wall_seconds() - start > job_timeout) {
         fail(
             "MPI: rank {}: MPI_Irecv of a job from rank 0 ({} message, tag {}) did not complete "
@@ -621,6 +944,10 @@ StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint
       // Rank 0 sends no model after a stop.
       MPI_Cancel(&model_request);
       MPI_Wait(&model_request, MPI_STATUS_IGNORE);
+      if (job_header.lost) {
+        keep_unfinished_sends(sends, std::move(reply), std::move(out.payload));
+        return static_cast<StopStatus>(job_header.stop_status);
+      }
       wait_replies_sent();
       stats.lifetime = wall_seconds() - born;
       ReplyHeader bye{.kind = ReplyHeader::kBye, .trailer_bytes = sizeof stats};

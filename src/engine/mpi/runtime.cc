@@ -1,8 +1,13 @@
 #include "pacer/engine/mpi/runtime.h"
 
 #include <mpi.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -21,6 +26,18 @@ volatile std::sig_atomic_t g_interrupted = 0;  // the signal number, 0 before an
 bool g_active = false;
 int g_rank = 0;
 int g_size = 1;
+std::vector<bool> g_lost;  // rank 0: by rank, declared lost and not back (set_rank_lost)
+
+// Where a process runs, as the start-up hello tells rank 0: its pid, and a hash of the host and
+// pid namespace it belongs to (rank_known_dead checks a pid only within rank 0's own).
+struct Hello {
+  int64_t pid = 0;
+  uint64_t place = 0;  // 0 = unknown
+};
+std::vector<Hello> g_peers;  // rank 0: by rank, from the hello (empty without the handshake)
+// Set when the session ends: its exit status, and whether a rank of the job was lost then.
+int g_exit_status = 0;
+bool g_peers_lost = false;
 
 extern "C" void on_interrupt(int signal) { g_interrupted = signal; }
 
@@ -118,13 +135,16 @@ int launcher_rank() {
   return -1;
 }
 
-// Ends this process with status 1, after printing `message` as one error line, unless disarm()
-// is called within `seconds`. MPI cannot be aborted before MPI_Init has returned, so ending the
-// process is what is left: mpirun then ends the rest of the job.
+// Ends this process with `exit_status`, after printing `message` (if not empty) as one line,
+// unless disarm() is called within `seconds`. For MPI calls that may not return: MPI cannot be
+// aborted before MPI_Init has returned (mpirun then ends the rest of the job), and MPI_Finalize
+// may wait forever for a dead peer.
 class Watchdog {
  public:
-  Watchdog(double seconds, std::string message)
-      : message_(std::move(message)), thread_([this, seconds] { watch(seconds); }) {}
+  Watchdog(double seconds, std::string message, int exit_status = 1)
+      : message_(std::move(message)),
+        exit_status_(exit_status),
+        thread_([this, seconds] { watch(seconds); }) {}
   ~Watchdog() { disarm(); }
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -145,27 +165,54 @@ class Watchdog {
                        [this] { return disarmed_; })) {
       return;
     }
-    std::fprintf(stderr, "pacer: error: %s\n", message_.c_str());
+    if (!message_.empty()) std::fprintf(stderr, "%s\n", message_.c_str());
+    std::fflush(stdout);
     std::fflush(stderr);
-    std::_Exit(1);
+    std::_Exit(exit_status_);
   }
 
   std::string message_;
+  int exit_status_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool disarmed_ = false;
   std::thread thread_;
 };
 
+// The first line of `path`, "" if it cannot be read.
+std::string first_line(const char* path) {
+  std::FILE* file = std::fopen(path, "r");
+  if (!file) return "";
+  char line[256] = {};
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  return read ? std::string(line) : "";
+}
+
+// This process's host and pid namespace, hashed (FNV-1a, the same in every build): equal for two
+// processes whose pids name processes of one and the same kernel namespace. 0 if unknown.
+uint64_t this_place() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return 0;
+  char ns[128] = {};
+  const ssize_t ns_length = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  const std::string boot = first_line("/proc/sys/kernel/random/boot_id");
+  if (ns_length <= 0 || boot.empty()) return 0;
+  const std::string text = std::string(host) + "/" + boot + "/" + std::string(ns, ns_length);
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash == 0 ? 1 : hash;
+}
+
 // Rank 0's half of the start-up handshake: a hello from every worker rank within `seconds`, then
 // an answer to each. Names the silent ranks and aborts the job otherwise.
 void hello_from_workers(double seconds, int poll_sleep_us) {
-  std::vector<int64_t> hellos(g_size, 0);
+  std::vector<Hello> hellos(g_size);
   std::vector<MPI_Request> receives(g_size, MPI_REQUEST_NULL);
   for (int r = 1; r < g_size; ++r) {
-    check(MPI_Irecv(&hellos[r], sizeof(int64_t), MPI_BYTE, r, kTagHello, MPI_COMM_WORLD,
-                    &receives[r]),
-          "MPI_Irecv", r, kTagHello);
+    check(
+        MPI_Irecv(&hellos[r], sizeof(Hello), MPI_BYTE, r, kTagHello, MPI_COMM_WORLD, &receives[r]),
+        "MPI_Irecv", r, kTagHello);
   }
   const double deadline = wall_seconds() + seconds;
   std::string missing;
@@ -183,7 +230,8 @@ void hello_from_workers(double seconds, int poll_sleep_us) {
                  missing.c_str(), seconds);
     abort_job(1);
   }
-  const int64_t answer = 1;
+  g_peers = std::move(hellos);
+  const Hello answer{.pid = static_cast<int64_t>(getpid()), .place = this_place()};
   for (int r = 1; r < g_size; ++r) {
     send_polling(&answer, sizeof answer, r, kTagHello, poll_sleep_us);
   }
@@ -192,8 +240,8 @@ void hello_from_workers(double seconds, int poll_sleep_us) {
 // A worker rank's half: says hello and waits for rank 0's answer. Rank 0 names a silent worker
 // within `seconds`, so a worker waits twice as long before it reports rank 0 as silent.
 void hello_to_rank0(double seconds, int poll_sleep_us) {
-  const int64_t hello = 1;
-  int64_t answer = 0;
+  const Hello hello{.pid = static_cast<int64_t>(getpid()), .place = this_place()};
+  Hello answer;
   MPI_Request requests[2];
   check(MPI_Isend(&hello, sizeof hello, MPI_BYTE, 0, kTagHello, MPI_COMM_WORLD, &requests[0]),
         "MPI_Isend", 0, kTagHello);
@@ -211,6 +259,7 @@ void hello_to_rank0(double seconds, int poll_sleep_us) {
                  g_rank, 2 * seconds);
     abort_job(1);
   }
+  g_peers.assign(1, answer);  // rank 0, for rank_known_dead(0)
 }
 
 }  // namespace
@@ -227,7 +276,7 @@ void start(double timeout_s, int poll_sleep_us) {
     const double seconds = rank <= 0 ? timeout_s : 2 * timeout_s + 0.2 * rank;
     Watchdog watchdog(
         seconds,
-        fmt::format("MPI start-up: MPI_Init did not return within {:g} s on rank {} "
+        fmt::format("pacer: error: MPI start-up: MPI_Init did not return within {:g} s on rank {} "
                     "(engine.startup_timeout_s): another rank of the job is stopped, has not "
                     "started or cannot be reached; ending the job",
                     seconds, rank < 0 ? std::string("?") : std::to_string(rank)));
@@ -249,7 +298,59 @@ void finalize() {
   g_active = false;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (!(g_peers_lost && launched_with_recovery())) {
+    MPI_Finalize();
+    return;
+  }
+  // A dead rank: MPI_Finalize usually returns within 0.1 s, but sometimes it waits forever
+  // (runtime.h), so it gets a bound. The outputs are written by now; only the end of the
+  // process is left.
+  Watchdog watchdog(kLostFinalizeTimeoutS,
+                    g_rank == 0 ? fmt::format("pacer: warning: MPI_Finalize did not return within "
+                                              "{:g} s after a rank was lost; exiting without it",
+                                              kLostFinalizeTimeoutS)
+                                : std::string(),
+                    g_exit_status);
+  MPI_Finalize();
+}
+
+bool launched_with_recovery() {
+  const char* value = std::getenv("OMPI_MCA_orte_enable_recovery");
+  if (value == nullptr) return false;
+  std::string v(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  // Open MPI's boolean MCA values (ompi_info): a non-zero integer, t|true|enabled|yes|y.
+  if (v == "t" || v == "true" || v == "enabled" || v == "yes" || v == "y") return true;
+  char* end = nullptr;
+  const long number = std::strtol(v.c_str(), &end, 10);
+  return end != v.c_str() && *end == '\0' && number != 0;
+}
+
+void set_rank_lost(int rank, bool lost) {
+  PACER_CHECK(g_active && g_rank == 0 && rank >= 1 && rank < g_size);
+  if (g_lost.size() != static_cast<size_t>(g_size)) g_lost.assign(g_size, false);
+  g_lost[rank] = lost;
+}
+
+bool rank_known_dead(int rank) {
+  if (rank < 0 || rank == g_rank || static_cast<size_t>(rank) >= g_peers.size()) return false;
+  const Hello& peer = g_peers[rank];
+  static const uint64_t here = this_place();
+  if (peer.place == 0 || peer.place != here || peer.pid <= 0) return false;
+  if (kill(static_cast<pid_t>(peer.pid), 0) != 0) return errno == ESRCH;
+  // Not reaped yet: "pid (name) Z ..." in its stat line.
+  const std::string stat = first_line(fmt::format("/proc/{}/stat", peer.pid).c_str());
+  const size_t name_end = stat.rfind(')');
+  return name_end != std::string::npos && stat.compare(name_end, 3, ") Z") == 0;
+}
+
+std::vector<int> lost_ranks() {
+  std::vector<int> out;
+  for (size_t r = 0; r < g_lost.size(); ++r) {
+    if (g_lost[r]) out.push_back(static_cast<int>(r));
+  }
+  return out;
 }
 
 void abort_job(int code) {
@@ -289,6 +390,12 @@ void begin_run(const std::string& config_toml, int workers, const SessionOptions
         "engine.name = \"mpi\" needs workers + 1 = {} MPI processes (rank 0 runs the master, "
         "ranks 1..{} the workers) but this job has {}: launch it as mpirun -np {} pacer ...",
         workers + 1, workers, g_size, workers + 1);
+  }
+  if (const std::vector<int> lost = lost_ranks(); !lost.empty()) {
+    fail(
+        "MPI: rank {} (worker {}) was lost in an earlier run of this job (engine.worker_timeout_s) "
+        "and every run needs all {} worker ranks: start the remaining runs in a new mpirun job",
+        lost.front(), lost.front() - 1, workers);
   }
   // Run command: header + the configuration text, one message per worker rank.
   std::vector<char> command(sizeof(CommandHeader) + config_toml.size());
@@ -366,14 +473,23 @@ void begin_run(const std::string& config_toml, int workers, const SessionOptions
 
 void end_session(int exit_status) {
   PACER_CHECK(g_active && g_rank == 0);
-  CommandHeader header{.kind = Command::kExit, .exit_status = exit_status};
+  const std::vector<int> lost = lost_ranks();
+  g_exit_status = exit_status;
+  g_peers_lost = !lost.empty();
+  // Static: a send to a lost rank may never complete, and MPI may read the buffer until then.
+  static CommandHeader header;
+  header = CommandHeader{
+      .kind = Command::kExit, .exit_status = exit_status, .peers_lost = g_peers_lost ? 1 : 0};
   std::vector<MPI_Request> sends(std::max(0, g_size - 1));
   for (int r = 1; r < g_size; ++r) {
+    // A send to a dead peer never completes, and over TCP it makes Open MPI print a warning.
+    if (rank_known_dead(r)) continue;
     check(
         MPI_Isend(&header, sizeof header, MPI_BYTE, r, kTagCommand, MPI_COMM_WORLD, &sends[r - 1]),
         "MPI_Isend", r, kTagCommand);
   }
   for (int r = 1; r < g_size; ++r) {
+    if (std::find(lost.begin(), lost.end(), r) != lost.end()) continue;
     if (!wait_polling(sends[r - 1], "MPI_Isend", r, kTagCommand, 200, 60)) {
       std::fprintf(stderr,
                    "pacer: error: MPI: rank %d did not take the exit command within 60 s; "
@@ -384,12 +500,31 @@ void end_session(int exit_status) {
   }
 }
 
+namespace {
+
+// Worker ranks, waiting for rank 0 without a timeout: ends the job with one error once rank 0's
+// process is seen to be gone (under --enable-recovery mpirun does not end the job for it).
+void check_rank0_alive(double& next_check) {
+  if (wall_seconds() < next_check) return;
+  next_check = wall_seconds() + kLivenessCheckS;
+  if (!rank_known_dead(0)) return;
+  std::fprintf(stderr,
+               "pacer: error: rank %d: rank 0 (the master) has ended: its process is gone; "
+               "aborting the job\n",
+               g_rank);
+  abort_job(1);
+}
+
+}  // namespace
+
 Command wait_command(int poll_sleep_us) {
   MPI_Status status;
+  double next_check = 0;
   while (true) {
     int flag = 0;
     check(MPI_Iprobe(0, kTagCommand, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe", 0, kTagCommand);
     if (flag) break;
+    check_rank0_alive(next_check);
     poll_sleep(poll_sleep_us);
   }
   int count = 0;
@@ -403,6 +538,11 @@ Command wait_command(int poll_sleep_us) {
   Command command;
   command.kind = header.kind == Command::kRun ? Command::kRun : Command::kExit;
   command.exit_status = static_cast<int>(header.exit_status);
+  command.peers_lost = header.peers_lost != 0;
+  if (command.kind == Command::kExit) {
+    g_exit_status = command.exit_status;
+    g_peers_lost = command.peers_lost;
+  }
   command.config_toml.assign(buffer.data() + sizeof header, buffer.size() - sizeof header);
   return command;
 }
@@ -413,7 +553,10 @@ bool report_setup(const std::string& error, int poll_sleep_us) {
   check(MPI_Irecv(&go, sizeof go, MPI_BYTE, 0, kTagGo, MPI_COMM_WORLD, &receive), "MPI_Irecv", 0,
         kTagGo);
   send_polling(error.data(), static_cast<int>(error.size()), 0, kTagSetup, poll_sleep_us);
-  wait_polling(receive, "MPI_Irecv", 0, kTagGo, poll_sleep_us, 0);
+  double next_check = 0;
+  while (!wait_polling(receive, "MPI_Irecv", 0, kTagGo, poll_sleep_us, kLivenessCheckS)) {
+    check_rank0_alive(next_check);
+  }
   return go == 1;
 }
 

@@ -29,6 +29,8 @@ const char* tag_name(int tag);
 struct CommandHeader {
   int64_t kind = 0;  // Command::Kind
   int64_t exit_status = 0;
+  // Exit: 1 when a rank of the job was lost (runtime.h, finalize() is then bounded in time).
+  int64_t peers_lost = 0;
 };
 
 struct JobHeader {
@@ -37,6 +39,9 @@ struct JobHeader {
   int64_t tag = 0;
   int64_t model_size = 0;
   int64_t stop_status = 0;
+  // Stop: 1 when rank 0 has declared this worker lost. Rank 0 then waits for nothing more from
+  // it, so the worker leaves at once, without waiting for its own sends or saying goodbye.
+  int64_t lost = 0;
 };
 
 struct ReplyHeader {
@@ -53,7 +58,8 @@ struct ReplyHeader {
 };
 
 static_assert(std::is_trivially_copyable_v<ReplyHeader> && sizeof(ReplyHeader) == 72);
-static_assert(std::is_trivially_copyable_v<JobHeader> && sizeof(JobHeader) == 32);
+static_assert(std::is_trivially_copyable_v<JobHeader> && sizeof(JobHeader) == 40);
+static_assert(std::is_trivially_copyable_v<CommandHeader> && sizeof(CommandHeader) == 24);
 
 // Room after a ReplyHeader: at least this many bytes, and room for 8 bytes per version.
 constexpr int64_t kMinTrailerBytes = 4096;

@@ -8,7 +8,33 @@
 //   * the same timing model draws each job's modelled duration from worker i's own stream
 //     Rng(seed, "duration", i), in job order, so the modelled durations equal the simulator's;
 //   * jobs cannot be cancelled (can_cancel() is false; straggler_policy = cancel is refused by the
-//     method at start).
+//     method at start);
+//   * a worker's error (a method or data error in its worker half, or a SIGINT/SIGTERM that
+//     reached that rank alone) is delivered as a Reply with status kFailed whose error names the
+//     rank and worker ("rank 3 (worker 2): received SIGTERM: ..."); that worker takes no more jobs
+//     in the run (its rank drops them), so assign() to it is an Error.
+//
+// Lost workers (method/protocol.h). Open MPI 4.1 reports no error for a dead peer: under `mpirun
+// --enable-recovery` the job survives, a receive posted for the dead rank simply never completes.
+// So death is a missed deadline: a worker whose job has been out for longer than the worker
+// deadline (engine.worker_timeout_s, below) with no reply header arrived is declared lost: it is
+// no longer busy, alive() is false, its job is dropped and Master::on_lost is called. Its receives
+// stay posted. If its reply arrives later after all (it was a straggler, not dead), the reply is
+// dropped, the worker is idle and alive again, and Master::on_rejoined is called.
+//   The deadline: engine.worker_timeout_s seconds when set (0 = never declare a worker lost);
+// unset, it adapts to the run: max(kWorkerTimeoutFloorS, kWorkerTimeoutFactor × the longest job
+// round trip (assign to reply arrival, any worker) seen so far in the run), on the run's clock
+// (the master's evaluations excluded). A straggler is told from a dead process only by time: one
+// that takes more than ten times the longest job seen so far (at least a minute) is treated as
+// dead until its reply proves otherwise; since the late reply's round trip then counts as
+// observed, the deadline grows with it, and the same straggle does not cost the worker again.
+// engine.timeout_s still ends the run when no reply at all arrives for that long while jobs are
+// out or lost workers might come back; lost workers are not waited for by it while others answer.
+//   At shutdown no goodbye is waited for from a lost worker. It is sent stop flagged lost (a
+// worker alive after all then leaves at once), unless rank 0 can see that its process is gone
+// (runtime.h, rank_known_dead). Its buffers and posted receives are kept until the process ends
+// (MPI may still use them), and its rank stays recorded as lost (runtime.h, set_rank_lost), which
+// bounds MPI_Finalize and refuses further runs of the session.
 //
 // Rank 0 never blocks on one worker: it keeps one receive posted per worker for the reply header
 // (and one for its payload), polls them all with MPI_Testsome and sleeps poll_sleep_us between
@@ -17,8 +43,8 @@
 // poll are delivered in worker-index order.
 //
 // Messages (8-byte fields, native byte order: every host of a job must share one architecture):
-//   job    rank 0 -> worker: header {kind = job | stop, tag, model size, stop status}; then the
-//          model x (doubles) for a job
+//   job    rank 0 -> worker: header {kind = job | stop, tag, model size, stop status, lost}; then
+//          the model x (doubles) for a job
 //   reply  worker -> rank 0: header {kind = reply | error | bye, tag, payload size, versions
 //          count, loss, units, job seconds, compute seconds, injected seconds} followed by the
 //          versions (reply), the error text (error) or the worker's statistics (bye); then the
@@ -55,12 +81,23 @@ struct MpiOptions {
   // MPI_Init and the start-up handshake (runtime.h start()); read before MPI starts, by the
   // pacer program, and here so that the key is known and checked. 0 = no bound.
   double startup_timeout_s = kDefaultStartupTimeoutS;
+  // The worker deadline (file comment): > 0 seconds, 0 = never declare a worker lost, or
+  // kAdaptiveWorkerTimeout.
+  double worker_timeout_s = kAdaptiveWorkerTimeout;
+  static constexpr double kAdaptiveWorkerTimeout = -1;
 };
+
+// The adaptive worker deadline, max(floor, factor × longest round trip seen): a minute covers a
+// first job that pays for warm-up (page faults, libtorch initialisation) before any job has been
+// seen, and ten times the longest job leaves room for heavy-tailed timing models.
+inline constexpr double kWorkerTimeoutFloorS = 60;
+inline constexpr double kWorkerTimeoutFactor = 10;
 
 // Reads engine.inject ("none" default | "delay" | "pace"), engine.poll_sleep_us (1..1000000,
 // default 100), engine.timeout_s (>= 0, default 1800; 0 = wait forever),
-// engine.drain_timeout_s (> 0, default 60) and engine.startup_timeout_s (>= 0, default 60;
-// 0 = no bound).
+// engine.drain_timeout_s (> 0, default 60), engine.startup_timeout_s (>= 0, default 60;
+// 0 = no bound) and engine.worker_timeout_s (finite, >= 0; unset = adaptive, which leaves the key
+// out of the resolved configuration).
 MpiOptions read_mpi_options(const Config& config);
 const char* inject_name(Inject inject);
 
@@ -91,18 +128,23 @@ class MpiCluster : public Cluster {
 
   enum class Outcome { kFinished, kMaxTime, kInterrupted };
   // Starts the clock, calls master.start() and delivers replies until master.finished(), until
-  // max_time wall seconds have passed (0 = no limit), or until SIGINT/SIGTERM. Throws Error when
-  // a worker reports an error (naming its rank, worker index and message), when no reply arrives
-  // for timeout_s while jobs are outstanding, when no job is outstanding and the master has not
-  // finished (the method stalled), or on an MPI failure. Call once.
+  // max_time wall seconds have passed (0 = no limit), or until SIGINT/SIGTERM; declares workers
+  // lost and re-admits them (file comment). Rank 0 warns once per process, at the first run, when
+  // the worker deadline is on but the job was not launched with --enable-recovery (a dead worker
+  // then ends the whole job). Throws what the master throws (a master given a kFailed reply
+  // throws its error), and Error when no reply arrives for timeout_s while jobs are out or lost
+  // workers may still answer, when no job is out, no timer set, no worker lost and the master
+  // has not finished (the method stalled), or on an MPI failure. Call once.
   Outcome run(Master& master, double max_time);
 
   // Sends stop to every worker, delivers nothing more: replies still in flight are drained and
-  // counted, and each worker's goodbye (with its statistics) is collected. Waits at most
-  // drain_timeout_s (or `timeout_s` if > 0). If a worker does not say goodbye in time, or MPI
-  // fails, the ranks can no longer end cleanly (MPI_Finalize would hang): it prints one error
-  // (with the error that ended run(), if any, and the silent ranks) and aborts the job
-  // (MPI_Abort, exit status 1). Call once; later calls do nothing.
+  // counted, and each worker's goodbye (with its statistics) is collected, except from workers
+  // that are lost (file comment) or whose process rank 0 sees end meanwhile (they are then lost,
+  // with tag -1 in "losses"). Waits at most drain_timeout_s (or `timeout_s` if > 0). If a
+  // worker that is not lost does not say goodbye in time, or MPI fails, the ranks can no longer
+  // end cleanly (MPI_Finalize would hang): it prints one error (with the error that ended run(),
+  // if any, and the silent ranks) and aborts the job (MPI_Abort, exit status 1). Call once; later
+  // calls do nothing.
   void shutdown(StopStatus status, double timeout_s = 0);
 
   // engine_stats for summary.json. Per worker (master's view, replies delivered during the run):
@@ -112,7 +154,13 @@ class MpiCluster : public Cluster {
   // shutdown. Rank 0: messages and bytes sent and received, polls, and its own seconds inside
   // MPI_Testsome calls that received something, in those that did not, in assign() (copying x,
   // sending) and the master's code. After a clean shutdown, "worker_reported": each worker's own
-  // count of jobs, lifetime, wait time, pace overruns and dropped jobs.
+  // count of jobs, lifetime, wait time, pace overruns and dropped jobs (null for a worker lost at
+  // the end, which said no goodbye). Lost workers: "worker_timeout" ("adaptive", "fixed" or
+  // "off"), "worker_deadline_s" (the deadline in force at the end; 0 when off),
+  // "launched_with_recovery", per worker "lost_per_worker" (lost at the end of the run),
+  // "losses_per_worker", "rejoins_per_worker" and "lost_time_per_worker" (run time of the last
+  // loss, null if none), and "losses": one {worker, rank, time, tag, elapsed[, rejoined_time]} per
+  // loss (tag: the dropped job's; elapsed: how long it had been out).
   void to_json(nlohmann::json& out) const;
   // Wall seconds from run() to the end of the run (before shutdown), less excluded time.
   double end_time() const;
@@ -130,6 +178,8 @@ class MpiCluster : public Cluster {
   bool busy(int worker) const override;
   bool can_cancel() const override { return false; }
   void cancel(int worker) override;
+  bool alive(int worker) const override;
+  void set_timer(double time) override;
 
  private:
   Outcome run_loop(Master& master, double max_time);
@@ -138,13 +188,17 @@ class MpiCluster : public Cluster {
 };
 
 // A worker rank's job loop: answers rank 0's jobs with `worker` (worker half `index`) until rank 0
-// sends stop, then says goodbye with its statistics and returns the stop status. Durations are
+// sends stop, then says goodbye with its statistics and returns the stop status. A stop flagged
+// lost (rank 0 declared this worker lost and waits for nothing more from it) returns at once,
+// without a goodbye and without waiting for this worker's last sends (whose buffers are then
+// kept until the process ends). Durations are
 // drawn from timing.compute_time(index, units, tag, Rng(seed, "duration", index)) and injected as
 // options.inject says. A method or data error inside the worker is sent to rank 0 (which ends the
 // run); later jobs are then dropped until stop. Throws Error on an MPI failure, when a reply's
 // send does not complete within options.timeout_s, or when no job or stop arrives within
 // 2·timeout_s + drain_timeout_s (longer than rank 0's own timeout, so that rank 0 reports a silent
-// worker first).
+// worker first), or at once when rank 0's process is seen to have ended (runtime.h,
+// rank_known_dead: under --enable-recovery mpirun would not end this rank).
 StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim);
 

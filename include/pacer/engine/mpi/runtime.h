@@ -26,11 +26,19 @@
 // Start-up. start() bounds MPI_Init and a first handshake with every rank by
 // engine.startup_timeout_s, so that a rank that is stopped or never starts ends the job with one
 // error instead of hanging it inside MPI_Init.
+//
+// Lost ranks. Rank 0's engine declares a worker lost when it misses engine.worker_timeout_s
+// (mpi_cluster.h) and records it here (set_rank_lost), because the session outlives the run: a
+// later run cannot start without that rank (begin_run refuses it), end_session does not wait for
+// it, and the exit command tells every rank that one was lost, so that finalize() is bounded in
+// time. Only under `mpirun --enable-recovery` does Open MPI 4.1 keep a job alive when a rank dies
+// (launched_with_recovery); without it, mpirun ends every rank about one second after the death.
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "pacer/core/error.h"
 
@@ -61,16 +69,49 @@ inline constexpr double kDefaultStartupTimeoutS = 60;
 bool active();
 int rank();  // requires active()
 int size();  // requires active()
-// Ends MPI (MPI_Finalize) if active(). Idempotent.
+// Ends MPI (MPI_Finalize) if active(). Idempotent. After a session that ended with a rank lost
+// (end_session on rank 0, the exit command on the others) under launched_with_recovery(),
+// MPI_Finalize sometimes never returns (Open MPI 4.1.4, shared memory and TCP: every surviving
+// rank waits inside ompi_mpi_finalize, docs/mpi.md): it is given kLostFinalizeTimeoutS (it takes
+// well under 0.1 s otherwise), and if it has not returned by then the process flushes stdout and
+// stderr and ends with the session's exit status (_Exit) instead of returning. Under
+// --enable-recovery mpirun does not take a rank that ends without MPI_Finalize for a failure
+// (measured with Open MPI 4.1.4: it then exits 0 whatever its ranks return).
 void finalize();
+inline constexpr double kLostFinalizeTimeoutS = 3;
 // Ends the whole job at once: MPI_Abort(MPI_COMM_WORLD, code). For failures after which the
-// ranks can no longer agree on a clean end.
+// ranks can no longer agree on a clean end. Under --enable-recovery Open MPI 4.1 ends only the
+// calling rank (measured); the others notice a dead rank 0 (rank_known_dead) or a lost worker.
 [[noreturn]] void abort_job(int code);
 
 // True once SIGINT or SIGTERM has reached this process (after init()).
 bool interrupt_requested();
 // "SIGINT" or "SIGTERM" once interrupt_requested(), "" before.
 const char* interrupt_signal_name();
+
+// Whether Open MPI's launcher was told to keep the job alive when a rank dies (`mpirun
+// --enable-recovery`, or `--mca orte_enable_recovery 1`): orterun passes the setting to every
+// rank as OMPI_MCA_orte_enable_recovery (measured with Open MPI 4.1.4: "1" with the option, absent
+// without it or with --disable-recovery). A value set only in an MCA parameter file is not
+// seen. False under other launchers.
+bool launched_with_recovery();
+
+// Rank 0: records that worker rank `rank` (1..size()-1) was declared lost (`lost` = true) or came
+// back (false). A rank still lost when a run ends stays lost for the rest of the session.
+void set_rank_lost(int rank, bool lost);
+// The ranks recorded as lost, ascending.
+std::vector<int> lost_ranks();
+// True when rank `rank` certainly no longer runs: it runs on this host, in this pid namespace (as
+// the start-up handshake said: rank 0 knows every worker rank, a worker rank knows rank 0), and
+// its process is gone or a zombie. False when it runs or that cannot be told (another host; no
+// handshake, as with init() alone). Nothing is sent to a dead rank (the send would never
+// complete, and over TCP Open MPI would print a warning that the connection failed), and a wait
+// for one is cut short: under --enable-recovery mpirun does not end the job when a rank dies, so
+// a worker rank whose rank 0 has died ends the job itself (wait_command, report_setup,
+// serve_jobs) instead of waiting for its timeouts.
+bool rank_known_dead(int rank);
+// How often a rank waiting for a peer checks rank_known_dead.
+inline constexpr double kLivenessCheckS = 0.5;
 
 // Seconds on a monotonic clock (steady_clock), for timeouts and engine statistics.
 double wall_seconds();
@@ -88,11 +129,15 @@ struct SessionOptions {
 // told to exit by end_session), sends `config_toml` to every worker rank, waits for their setup
 // reports and answers go if all succeeded. Throws Error naming the first failed rank and its
 // message (after telling every worker rank to abort the run), or naming the ranks that did not
-// report within the timeout.
+// report within the timeout. A rank that an earlier run of the session lost (lost_ranks()) makes
+// it an Error naming that rank, before anything is sent.
 void begin_run(const std::string& config_toml, int workers, const SessionOptions& options);
 
-// Rank 0: tells every other rank to leave the session and exit with `exit_status`. Requires
-// active(), rank() == 0. Call once, after the last run.
+// Rank 0: tells every other rank to leave the session and exit with `exit_status`, and waits
+// (at most 60 s each, else the job is aborted) until each rank not lost_ranks() has taken the
+// command. A lost rank is sent it too (a rank declared lost may be alive, only slow, and it takes
+// the command once its job ends) but not waited for; a rank_known_dead() is sent nothing.
+// Requires active(), rank() == 0. Call once, after the last run.
 void end_session(int exit_status);
 
 // What a worker rank is told to do next.
@@ -100,10 +145,13 @@ struct Command {
   enum Kind { kRun, kExit } kind = kExit;
   std::string config_toml;  // kRun: the run's resolved configuration
   int exit_status = 0;      // kExit
+  bool peers_lost = false;  // kExit: a rank of the job was lost (finalize() is bounded)
 };
 
 // Worker ranks: waits (polling, sleeping between polls) for rank 0's next command. Waits without a
-// timeout: if rank 0 dies, mpirun ends the job.
+// timeout: if rank 0 dies, mpirun ends the job, or (under --enable-recovery, which keeps the job)
+// this rank does when it sees rank 0's process gone (rank_known_dead); a rank 0 on another host
+// that dies then leaves the job waiting.
 Command wait_command(int poll_sleep_us = 200);
 
 // Worker ranks: reports the outcome of building the run (`error` empty = ready) and returns true

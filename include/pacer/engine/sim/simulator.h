@@ -8,6 +8,14 @@
 // model or payload entry).
 //
 // Same timing model, seed, method and worker halves => the same sequence of events, bit for bit.
+//
+// Failures are modelled (FaultPlan, the [faults] table): at a kill's time the worker is lost (its
+// job, finished or not, is dropped and its reply never comes; method/protocol.h), and after
+// rejoin_after seconds, if set, it comes back idle. A planned kill of a worker that is already
+// lost at that time (by a random failure) does nothing. Random failures strike each live worker
+// after an exponential time of mean 1/rate drawn from its own stream Rng(seed, "faults", worker),
+// so they too are the same on every run of the same seed. A run without faults pushes no fault
+// event, so its events are exactly those of a simulator without this feature.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +24,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
+#include "pacer/core/config.h"
 #include "pacer/core/rng.h"
 #include "pacer/engine/sim/event_queue.h"
 #include "pacer/method/protocol.h"
@@ -23,9 +32,29 @@
 
 namespace pacer {
 
+// When workers fail in a simulated run.
+struct FaultPlan {
+  struct Kill {
+    int worker = 0;
+    double time = 0;  // simulated seconds
+  };
+  std::vector<Kill> kills;
+  double rejoin_after = -1;  // seconds from a loss to the worker's return; < 0: never returns
+  double rate = 0;           // random failures per live worker per simulated second; 0: none
+  bool empty() const { return kills.empty() && rate == 0; }
+};
+
+// Reads the [faults] table: faults.kill_workers (a list of worker indices, each in [0, workers))
+// and faults.kill_at (simulated seconds >= 0, a list of the same length, or one number for every
+// listed worker), faults.rejoin_after (seconds > 0; absent: lost workers stay lost) and
+// faults.rate (>= 0 failures per worker per second, default 0). Errors name the key.
+FaultPlan read_fault_plan(const Config& config, int workers);
+
 struct SimulatorStats {
   double end_time = 0;
   uint64_t events = 0;
+  int64_t losses = 0;  // workers lost (a worker lost twice counts twice)
+  int64_t rejoins = 0;
   std::vector<double> busy_time;  // per worker: virtual seconds spent computing
   std::vector<int64_t> jobs_completed;
   std::vector<int64_t> jobs_cancelled;
@@ -38,6 +67,9 @@ class Simulator : public Cluster {
   // beyond it (a safety net for methods that stall; targets are the monitor's business).
   Simulator(const TimingModel& timing, CommModel comm, uint64_t seed,
             double max_time = std::numeric_limits<double>::infinity());
+
+  // The failures of the next run() (none by default). Workers must be in [0, timing workers).
+  void set_faults(FaultPlan plan) { faults_ = std::move(plan); }
 
   // Runs the method until master.finished(), max_time, or no event is left. Running out of
   // events while the master is not finished is an Error (the method stalled).
@@ -52,11 +84,15 @@ class Simulator : public Cluster {
   bool busy(int worker) const override { return state_[worker].busy; }
   bool can_cancel() const override { return true; }
   void cancel(int worker) override;
+  bool alive(int worker) const override { return state_[worker].alive; }
+  void set_timer(double time) override;
 
  private:
-  enum EventKind { kJobDone = 0, kReplyArrives = 1 };
+  enum EventKind { kJobDone = 0, kReplyArrives = 1, kLost = 2, kRejoins = 3, kTimer = 4 };
   struct WorkerState {
-    explicit WorkerState(Rng duration_rng) : rng(duration_rng) {}
+    WorkerState(Rng duration_rng, Rng fault_rng) : rng(duration_rng), fault_rng(fault_rng) {}
+    bool alive = true;
+    uint64_t fault_epoch = 0;  // losses so far; a random failure drawn before the last is stale
     bool busy = false;
     uint64_t job_id = 0;  // id of the current job; events of older ids are stale
     Job job;
@@ -67,10 +103,22 @@ class Simulator : public Cluster {
     bool computed = false;  // compute() has run; the reply may still be in flight
     WorkerOutput output;
     Rng rng;
+    Rng fault_rng;
   };
 
   void finish_job(int worker);
   void deliver(int worker, Master& master);
+  // Fault events: schedule_faults pushes the plan's kills and each worker's first random failure.
+  void schedule_faults();
+  void schedule_random_failure(int worker);
+  // Whether a kLost event still applies (see lose's callers).
+  bool loss_is_current(const Event& event) const;
+  void lose(int worker, Master& master);
+  // The job field of a kill from the plan (never stale).
+  static constexpr uint64_t kPlanned = ~uint64_t{0};
+  void rejoin(int worker, Master& master);
+  // Drops the worker's job (if any) as cancel() does, counting the work done so far.
+  void drop_job(int worker);
 
   const TimingModel& timing_;
   CommModel comm_;
@@ -80,6 +128,12 @@ class Simulator : public Cluster {
   std::vector<WorkerState> state_;
   std::vector<std::unique_ptr<Worker>>* workers_ = nullptr;
   uint64_t seed_;
+  FaultPlan faults_;
+  uint64_t timer_id_ = 0;  // id of the timer in force; older timer events are stale
+  bool timer_pending_ = false;
+  // What can still make the method go on: busy workers, the timer, and lost workers' returns.
+  int busy_workers_ = 0;
+  int pending_rejoins_ = 0;
   SimulatorStats stats_;
 };
 

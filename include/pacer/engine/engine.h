@@ -1,0 +1,87 @@
+// What every engine offers a run (DESIGN.md sections 1 and 5), whichever it is: the simulator in
+// this process, the MPI runtime across processes, or one still to be written.
+//
+// An engine is chosen by engine.name from the table in src/engine/registry.cc. Its lifecycle is
+//   1. Engine (make_engine, registry.h): engine.name and the engine's own engine.* keys are read
+//      and checked while the run's configuration is validated, before anything starts;
+//   2. EngineRun (Engine::start): the engine's part of one run is set up (for MPI: the worker
+//      ranks receive the configuration and build their halves), then run() drives the master to
+//      its end, stop() ends whatever still works, and stats() describes what happened.
+// Everything else of a run (building the problem and the method, recording, writing outputs) is
+// the experiment layer's and the same for every engine. Adding an engine takes one folder under
+// src/engine/ with a factory, and one entry in the registry's table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+
+#include "pacer/core/config.h"
+#include "pacer/method/method.h"
+#include "pacer/method/protocol.h"
+#include "pacer/timing/timing_model.h"
+
+namespace pacer {
+
+// How a run ended, for EngineRun::stop.
+enum class EndKind { kOk, kError, kInterrupted };
+
+// What an engine needs to run one method. Every reference outlives the EngineRun.
+struct EngineInputs {
+  const Config& config;       // the resolved run configuration
+  const TimingModel& timing;  // compute times (simulated, or injected on MPI)
+  const Method& method;       // makes the worker halves
+  int workers = 0;
+  int64_t dim = 0;  // model parameters
+  uint64_t seed = 0;
+  double max_time = 0;  // seconds of the engine's clock; 0 = no limit
+};
+
+// One engine's part of one run.
+class EngineRun {
+ public:
+  virtual ~EngineRun() = default;
+  // Runs `master` until it finishes or the engine ends the run; returns true if it was
+  // interrupted (SIGINT/SIGTERM). Call once.
+  virtual bool run(Master& master) = 0;
+  // Stops the workers after run() (or after an error). Idempotent.
+  virtual void stop(EndKind end) = 0;
+  // The engine's clock at the end of the run.
+  virtual double end_time() const = 0;
+  // Whether the run's clock is a wall clock (then the master's evaluations are taken out of it).
+  virtual bool wall_clock() const { return false; }
+  // Takes `seconds` of wall time that the master spent evaluating out of the run's clock.
+  virtual void exclude_time(double /*seconds*/) {}
+  // summary.json's engine_stats.
+  virtual void stats(nlohmann::json& out) const = 0;
+};
+
+// An engine with its keys read and checked.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Whether the timing model describes the run's compute times: always on the simulator, on MPI
+  // only when it injects them. When it does not, what comes from the timing model (Rescaled
+  // ASGD's τ = "model", the F̃ weights) would describe a different run and is not offered.
+  virtual bool timing_describes_run() const = 0;
+  // Sets the engine's part of a run up (see the file comment).
+  virtual std::unique_ptr<EngineRun> start(const EngineInputs& inputs) const = 0;
+};
+
+// One worker half as a worker process of a multi-process engine (MPI's ranks 1..n) builds it from
+// the configuration rank 0 sent: what serve_worker_process needs. `owner` keeps alive what the
+// pointers point into (the problem, the timing model, the method).
+struct WorkerProcess {
+  std::shared_ptr<const void> owner;
+  std::unique_ptr<Worker> worker;
+  const TimingModel* timing = nullptr;
+  const Engine* engine = nullptr;  // the engine the configuration chose, its keys read
+  uint64_t seed = 0;
+  int64_t dim = 0;
+  int workers = 0;
+};
+// Builds worker `index`'s half from a configuration (throws Error on a bad one).
+using WorkerProcessBuilder = std::function<WorkerProcess(const Config& config, int index)>;
+
+}  // namespace pacer

@@ -1,0 +1,282 @@
+// Failures in the simulator (FaultPlan, the [faults] table) and the masters' timer: a killed
+// worker's job is dropped and never computed, the master is told once, a worker comes back idle,
+// random failures repeat exactly for a seed, and a timer fires at its time.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/core/error.h"
+#include "pacer/engine/sim/simulator.h"
+
+namespace pacer {
+namespace {
+
+// Every worker's job takes `units` seconds (one unit per second on every worker).
+class UnitTiming : public TimingModel {
+ public:
+  explicit UnitTiming(int n) : n_(n) {}
+  std::string name() const override { return "unit"; }
+  int num_workers() const override { return n_; }
+  Duration compute_time(int, double units, int64_t, Rng&) const override {
+    return Duration{units, 0};
+  }
+  std::optional<double> mean_unit_time(int) const override { return 1.0; }
+
+ private:
+  int n_;
+};
+
+// A worker whose jobs cost `units` work units; records the tags it computed.
+class CountingWorker : public Worker {
+ public:
+  CountingWorker(double units, std::vector<int64_t>* computed)
+      : units_(units), computed_(computed) {}
+  double units(const Job&) const override { return units_; }
+  void compute(const Job& job, const Vec& x, WorkerOutput& out) override {
+    computed_->push_back(job.tag);
+    out.payload = x;
+    out.versions.assign(1, job.tag);
+  }
+
+ private:
+  double units_;
+  std::vector<int64_t>* computed_;
+};
+
+struct Happening {
+  std::string what;  // "reply", "lost", "rejoined", "timer"
+  int worker;
+  double time;
+};
+
+// Keeps every live worker busy (a new job after each reply and on return) until `end`.
+class KeepBusyMaster : public Master {
+ public:
+  explicit KeepBusyMaster(double end) : end_(end) {}
+  void start(Cluster& c) override {
+    for (int i = 0; i < c.num_workers(); ++i) c.assign(i, Job{next_tag_++}, Vec::Zero(1));
+  }
+  void on_reply(const Reply& r, Cluster& c) override {
+    log.push_back({"reply", r.worker, c.now()});
+    if (c.now() >= end_) done_ = true;
+    if (!done_) c.assign(r.worker, Job{next_tag_++}, Vec::Zero(1));
+  }
+  void on_lost(int w, Cluster& c) override {
+    EXPECT_FALSE(c.alive(w));
+    EXPECT_FALSE(c.busy(w));
+    log.push_back({"lost", w, c.now()});
+  }
+  void on_rejoined(int w, Cluster& c) override {
+    EXPECT_TRUE(c.alive(w));
+    EXPECT_FALSE(c.busy(w));
+    log.push_back({"rejoined", w, c.now()});
+    c.assign(w, Job{next_tag_++}, Vec::Zero(1));
+  }
+  void on_timer(Cluster& c) override { log.push_back({"timer", -1, c.now()}); }
+  bool finished() const override { return done_; }
+
+  std::vector<Happening> log;
+
+ private:
+  double end_;
+  bool done_ = false;
+  int64_t next_tag_ = 0;
+};
+
+struct Fixture {
+  explicit Fixture(int n, double units = 1.0) : timing(n), computed(n) {
+    for (int i = 0; i < n; ++i) {
+      workers.push_back(std::make_unique<CountingWorker>(units, &computed[i]));
+    }
+  }
+  UnitTiming timing;
+  std::vector<std::vector<int64_t>> computed;
+  std::vector<std::unique_ptr<Worker>> workers;
+};
+
+std::vector<Happening> of_worker(const std::vector<Happening>& log, int w) {
+  std::vector<Happening> out;
+  for (const Happening& h : log) {
+    if (h.worker == w) out.push_back(h);
+  }
+  return out;
+}
+
+TEST(SimulatorFaults, AKilledWorkersJobIsDroppedAndNeverComputed) {
+  Fixture f(3, 2.0);  // every job takes 2 s
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 1, .time = 3.0}};  // in the middle of its second job
+  sim.set_faults(plan);
+  KeepBusyMaster master(10.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w1 = of_worker(master.log, 1);
+  ASSERT_EQ(w1.size(), 2u);
+  EXPECT_EQ(w1[0].what, "reply");
+  EXPECT_DOUBLE_EQ(w1[0].time, 2.0);
+  EXPECT_EQ(w1[1].what, "lost");
+  EXPECT_DOUBLE_EQ(w1[1].time, 3.0);
+  EXPECT_EQ(f.computed[1].size(), 1u);  // the second job was dropped before it was computed
+  EXPECT_FALSE(sim.alive(1));
+  // The others went on to the end.
+  EXPECT_EQ(of_worker(master.log, 0).size(), 5u);
+  EXPECT_EQ(sim.stats().losses, 1);
+  EXPECT_EQ(sim.stats().jobs_cancelled[1], 1);
+  EXPECT_DOUBLE_EQ(sim.stats().busy_time[1], 3.0);  // 2 s, then 1 s of the dropped job
+}
+
+TEST(SimulatorFaults, ALostWorkerComesBackIdleAfterRejoinAfter) {
+  Fixture f(2);
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 0, .time = 1.5}};
+  plan.rejoin_after = 2.0;
+  sim.set_faults(plan);
+  KeepBusyMaster master(6.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w0 = of_worker(master.log, 0);
+  // Replies at 1, lost at 1.5 (its job dropped), back at 3.5, replies at 4.5 and 5.5 (the run
+  // ends at worker 1's reply at 6).
+  ASSERT_GE(w0.size(), 4u);
+  EXPECT_EQ(w0[1].what, "lost");
+  EXPECT_EQ(w0[2].what, "rejoined");
+  EXPECT_DOUBLE_EQ(w0[2].time, 3.5);
+  EXPECT_EQ(w0[3].what, "reply");
+  EXPECT_DOUBLE_EQ(w0[3].time, 4.5);
+  EXPECT_TRUE(sim.alive(0));
+  EXPECT_EQ(sim.stats().rejoins, 1);
+}
+
+TEST(SimulatorFaults, RandomFailuresRepeatForASeedAndDifferAcrossSeeds) {
+  auto losses = [](uint64_t seed) {
+    Fixture f(4);
+    Simulator sim(f.timing, CommModel{}, seed);
+    FaultPlan plan;
+    plan.rate = 0.05;  // one failure per worker per 20 s on average
+    plan.rejoin_after = 5.0;
+    sim.set_faults(plan);
+    KeepBusyMaster master(200.0);
+    sim.run(master, f.workers);
+    std::vector<std::pair<int, double>> out;
+    for (const Happening& h : master.log) {
+      if (h.what == "lost") out.emplace_back(h.worker, h.time);
+    }
+    return out;
+  };
+  const auto a = losses(7);
+  EXPECT_GE(a.size(), 10u);  // 4 workers × ~160 live seconds × 0.05: about 30 expected
+  EXPECT_EQ(a, losses(7));
+  EXPECT_NE(a, losses(8));
+}
+
+TEST(SimulatorFaults, ARunWithoutFaultsHasOnlyItsJobEvents) {
+  Fixture f(3);
+  Simulator sim(f.timing, CommModel{}, 1);
+  KeepBusyMaster master(20.0);
+  sim.run(master, f.workers);
+  // 1 s jobs on 3 workers: replies at t = 1, ..., 19 from each, and at t = 20 worker 0's ends
+  // the run. Any fault or timer event would add to the count.
+  EXPECT_EQ(sim.stats().events, 19u * 3u + 1u);
+  EXPECT_EQ(sim.stats().losses, 0);
+}
+
+// Never assigns anything after the first replies: the run can only stall.
+class GiveUpMaster : public KeepBusyMaster {
+ public:
+  GiveUpMaster() : KeepBusyMaster(1e9) {}
+  void on_reply(const Reply&, Cluster&) override {}
+  void on_rejoined(int, Cluster&) override {}
+};
+
+TEST(SimulatorFaults, AStalledMethodIsAnErrorEvenWhileRandomFailuresArePending) {
+  Fixture f(2);
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.rate = 0.5;
+  plan.rejoin_after = 1.0;  // fault events alone never run out
+  sim.set_faults(plan);
+  GiveUpMaster master;
+  EXPECT_THROW(sim.run(master, f.workers), Error);
+}
+
+// Sets a timer at 2.5 s and, when it fires, one at 4.2 s that replaces one at 9 s.
+class TimerMaster : public KeepBusyMaster {
+ public:
+  TimerMaster() : KeepBusyMaster(6.0) {}
+  void start(Cluster& c) override {
+    KeepBusyMaster::start(c);
+    c.set_timer(2.5);
+  }
+  void on_timer(Cluster& c) override {
+    KeepBusyMaster::on_timer(c);
+    if (++fired_ == 1) {
+      c.set_timer(9.0);
+      c.set_timer(4.2);  // replaces the 9 s timer
+    }
+  }
+
+ private:
+  int fired_ = 0;
+};
+
+TEST(SimulatorTimer, FiresAtItsTimeAndALaterSetReplacesIt) {
+  Fixture f(1);
+  Simulator sim(f.timing, CommModel{}, 1);
+  TimerMaster master;
+  sim.run(master, f.workers);
+  std::vector<double> fired;
+  for (const Happening& h : master.log) {
+    if (h.what == "timer") fired.push_back(h.time);
+  }
+  EXPECT_EQ(fired, (std::vector<double>{2.5, 4.2}));
+  // The timer at 2.5 came between the replies at 2 and 3.
+  for (size_t k = 0; k + 1 < master.log.size(); ++k) {
+    if (master.log[k].what == "timer" && master.log[k].time == 2.5) {
+      EXPECT_DOUBLE_EQ(master.log[k - 1].time, 2.0);
+      EXPECT_DOUBLE_EQ(master.log[k + 1].time, 3.0);
+    }
+  }
+}
+
+std::string fault_error(const std::string& toml) {
+  try {
+    read_fault_plan(Config::parse(toml, "faults.toml"), 4);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FaultPlan, ReadsTheFaultsTableAndNamesBadKeys) {
+  const FaultPlan plan = read_fault_plan(
+      Config::parse("[faults]\nkill_workers = [3, 1]\nkill_at = [50.0, 7]\nrejoin_after = 4\n",
+                    "faults.toml"),
+      4);
+  ASSERT_EQ(plan.kills.size(), 2u);
+  EXPECT_EQ(plan.kills[0].worker, 3);
+  EXPECT_DOUBLE_EQ(plan.kills[0].time, 50.0);
+  EXPECT_EQ(plan.kills[1].worker, 1);
+  EXPECT_DOUBLE_EQ(plan.kills[1].time, 7.0);
+  EXPECT_DOUBLE_EQ(plan.rejoin_after, 4.0);
+  EXPECT_TRUE(read_fault_plan(Config::parse("", "none.toml"), 4).empty());
+
+  EXPECT_NE(
+      fault_error("[faults]\nkill_workers = [4]\nkill_at = [1.0]\n").find("faults.kill_workers"),
+      std::string::npos);
+  EXPECT_NE(
+      fault_error("[faults]\nkill_workers = [1.5]\nkill_at = [1.0]\n").find("faults.kill_workers"),
+      std::string::npos);
+  EXPECT_NE(fault_error("[faults]\nkill_workers = [1, 2]\nkill_at = [1.0, 2.0, 3.0]\n")
+                .find("faults.kill_at"),
+            std::string::npos);
+  EXPECT_NE(fault_error("[faults]\nkill_workers = [1]\nkill_at = [-1.0]\n").find("faults.kill_at"),
+            std::string::npos);
+  EXPECT_NE(fault_error("[faults]\nrejoin_after = 0\n").find("faults.rejoin_after"),
+            std::string::npos);
+  EXPECT_NE(fault_error("[faults]\nrate = -0.1\n").find("faults.rate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pacer
