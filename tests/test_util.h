@@ -5,6 +5,17 @@
 
 namespace pacer::testing {
 
+// The [data] and [model] tables of the tests' small synthetic least-squares problem (200 rows, 5
+// features). A fixture puts its top-level keys before them and its other tables after them.
+inline constexpr const char* kLeastSquaresTables = R"([data]
+source = "synthetic"
+generator = "least_squares"
+samples = 200
+features = 5
+[model]
+name = "least_squares"
+)";
+
 // A fresh empty folder under the system temp dir, unique per call; removed by the destructor.
 class TempDir {
  public:

@@ -186,7 +186,6 @@ struct RunSetup {
   const Problem* problem = nullptr;
   int workers = 0;
   std::unique_ptr<TimingModel> timing;
-  std::string engine_name;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Method> method;
   StopRules rules;
@@ -207,7 +206,6 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   s.workers = s.problem->workers;
   s.timing = make_timing_model(config, s.workers, s.seed);
   s.engine = make_engine(config, s.workers);
-  s.engine_name = config.get_string("engine.name", "sim");
   MethodSetup method_setup{s.problem->objective,
                            s.engine->timing_describes_run() ? s.timing.get() : nullptr, s.workers,
                            s.seed};
@@ -288,7 +286,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     summary["parameters"] = objective.dim();
     summary["data"] = s.problem->data.train.name;
     summary["timing"] = s.timing->name();
-    summary["engine"] = s.engine_name;
+    summary["engine"] = s.engine->name();
     summary["synchronous"] = s.method->synchronous();
     recorder.summarize(summary);
     nlohmann::json method_summary;

@@ -689,6 +689,13 @@ void open_bar_chart(Script& s, const Comparison& c, const std::string& what) {
   s << "set grid ytics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
 }
 
+// The same for a one-panel chart laid out by side_by_side: also its margins and key.
+void open_bar_chart(Script& s, const Comparison& c, const std::string& what, const Layout& layout) {
+  open_bar_chart(s, c, what);
+  s << layout.panels[0].margins();
+  s << key_at(layout);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The figures of a comparison.
 
@@ -1100,9 +1107,7 @@ std::optional<Figure> workers_figure(const std::string& dir, const Comparison& c
       "legend gives the mean over workers.",
       describe_first_seeds(seeds));
   Script s("workers", caption, width, height);
-  open_bar_chart(s, c, "worker utilisation");
-  s << layout.panels[0].margins();
-  s << key_at(layout);
+  open_bar_chart(s, c, "worker utilisation", layout);
   s << axis_commands('y', linear_axis(0, std::max(top, 0.05) * 1.08));
   s << fmt::format("set xrange [-0.6:{}]", num(static_cast<double>(workers) - 0.4));
   s << (workers <= 32 ? "set xtics 1 scale 0" : "set xtics autofreq");
@@ -1206,9 +1211,7 @@ std::optional<Figure> staleness_figure(const std::string& dir, const Comparison&
       "the legend gives the mean age.",
       describe_first_seeds(seeds));
   Script s("staleness", caption, width, height);
-  open_bar_chart(s, c, "gradient staleness");
-  s << layout.panels[0].margins();
-  s << key_at(layout);
+  open_bar_chart(s, c, "gradient staleness", layout);
   s << layout.panels[0].axis_labels("staleness (steps; updates for asynchronous methods)",
                                     "fraction of gradients", width, height);
   std::vector<std::string> clauses;

@@ -66,7 +66,6 @@ void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
 void SyncMaster::on_lost(int worker, Cluster& cluster) {
   record_lost(worker, cluster);
   lost_[worker] = true;
-  ++num_lost_;
   if (trainer_.finished()) return;
   if (!survivors_can_close()) {
     stop_too_many_lost(cluster, lost_requirement(), lost_advice());
@@ -79,7 +78,6 @@ void SyncMaster::on_lost(int worker, Cluster& cluster) {
 void SyncMaster::on_rejoined(int worker, Cluster& cluster) {
   record_rejoined(worker, cluster);
   lost_[worker] = false;
-  --num_lost_;
   // A worker whose message for this step arrived before its loss gets the next step at close.
   if (!trainer_.finished() && !arrived_[worker]) assign_current(worker, cluster);
 }

@@ -9,18 +9,12 @@
 namespace pacer::testing {
 namespace {
 
-constexpr const char* kGood = R"(
+const std::string kGood = std::string(R"(
 workers = 4
 max_steps = 20
 eval_every = 0
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 200
-features = 5
-[model]
-name = "least_squares"
-[optimizer]
+)") + kLeastSquaresTables +
+                          R"([optimizer]
 lr = 0.05
 [method]
 name = "dgd"
@@ -171,18 +165,11 @@ TEST(Cli, CompareRejectsAKeyTheSpecsMethodDoesNotRead) {
 }
 
 // kGood written for PGC-CR under the PGC paper's random stragglers.
-constexpr const char* kPgcCr = R"(
+const std::string kPgcCr = std::string(R"(
 workers = 4
 max_steps = 20
 eval_every = 0
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 200
-features = 5
-[model]
-name = "least_squares"
-[optimizer]
+)") + kLeastSquaresTables + R"([optimizer]
 lr = 0.05
 [method]
 name = "pgc-cr"

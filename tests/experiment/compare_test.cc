@@ -21,6 +21,7 @@
 namespace pacer {
 namespace {
 
+using testing::kLeastSquaresTables;
 using testing::read_text;
 using testing::TempDir;
 
@@ -54,19 +55,12 @@ tau = [1.0, 1.0, 2.0, 4.0]
 )";
 
 // Least squares with full-batch gradients on 4 workers, random stragglers.
-constexpr const char* kLeastSquares = R"(
+const std::string kLeastSquares = std::string(R"(
 seed = 1
 workers = 4
 max_steps = 200
 eval_every = 10
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 200
-features = 5
-[model]
-name = "least_squares"
-[training]
+)") + kLeastSquaresTables + R"([training]
 batch = 0
 [optimizer]
 lr = 0.5
@@ -80,7 +74,7 @@ delay_mean = 1.0
 )";
 
 // A fixture config with `settings` applied ("key=value", as --set applies them).
-Config with_settings(const char* toml, const char* name,
+Config with_settings(const std::string& toml, const char* name,
                      std::initializer_list<const char*> settings) {
   Config config = Config::parse(toml, name);
   for (const char* setting : settings) config.set(setting);

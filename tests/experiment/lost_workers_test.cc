@@ -18,24 +18,18 @@
 namespace pacer {
 namespace {
 
+using testing::kLeastSquaresTables;
 using testing::read_text;
 using testing::TempDir;
 
 // Least squares on 4 workers with full-batch gradients and fixed compute times of 1 s per unit,
 // to F below 0.05, judged at every update (DGD takes 19 steps, Rescaled ASGD 70 updates).
-constexpr const char* kConfig = R"(
+const std::string kConfig = std::string(R"(
 seed = 2
 workers = 4
 max_steps = 2000
 eval_every = 1
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 200
-features = 5
-[model]
-name = "least_squares"
-[training]
+)") + kLeastSquaresTables + R"([training]
 batch = 0
 [optimizer]
 lr = 0.1

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "pacer/core/config.h"
 #include "pacer/method/method.h"
@@ -61,6 +62,8 @@ class EngineRun {
 class Engine {
  public:
   virtual ~Engine() = default;
+  // Its registry name (engine.name; summary.json's "engine").
+  virtual std::string name() const = 0;
   // Whether the timing model describes the run's compute times: always on the simulator, on MPI
   // only when it injects them. When it does not, what comes from the timing model (Rescaled
   // ASGD's τ = "model", the F̃ weights) would describe a different run and is not offered.

@@ -20,6 +20,7 @@
 // (lost_advice() adds what the method could do instead).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -68,7 +69,7 @@ class SyncMaster : public TrainingMaster {
   int num_arrived() const { return static_cast<int>(arrival_order_.size()); }
   // Whether worker i is lost now, and how many are.
   bool lost(int i) const { return lost_[i]; }
-  int num_lost() const { return num_lost_; }
+  int num_lost() const { return static_cast<int>(std::count(lost_.begin(), lost_.end(), true)); }
 
  private:
   void close_step(Cluster& cluster);
@@ -86,7 +87,6 @@ class SyncMaster : public TrainingMaster {
   std::vector<int> arrival_order_;
   std::vector<int64_t> assigned_step_;  // the step each worker was last given
   std::vector<bool> lost_;
-  int num_lost_ = 0;
   Vec direction_;
   std::vector<int> used_;
 

@@ -64,6 +64,7 @@ class MpiEngine : public Engine {
                       "simulator's; on MPI a worker fails for real (kill its rank; docs/mpi.md)");
     }
   }
+  std::string name() const override { return "mpi"; }
   bool timing_describes_run() const override { return options_.inject != Inject::kNone; }
   std::unique_ptr<EngineRun> start(const EngineInputs& inputs) const override {
     return std::make_unique<MpiRun>(inputs, options_);

@@ -34,6 +34,7 @@ class SimEngine : public Engine {
  public:
   SimEngine(const Config& config, int workers)
       : comm_(make_comm_model(config)), faults_(read_fault_plan(config, workers)) {}
+  std::string name() const override { return "sim"; }
   bool timing_describes_run() const override { return true; }
   std::unique_ptr<EngineRun> start(const EngineInputs& inputs) const override {
     return std::make_unique<SimulatorRun>(inputs, comm_, faults_);
