@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 namespace {
@@ -76,6 +77,26 @@ const ExactCoefficients& ExactDecoder::decode(const std::vector<bool>& responder
   max_abs_seen_ = std::max(max_abs_seen_, it->second.max_abs);
   max_residual_seen_ = std::max(max_residual_seen_, it->second.residual);
   return it->second;
+}
+
+void ExactDecoder::checkpoint(StateArchive& a) {
+  a.section("exact_decoder");
+  std::vector<std::vector<uint64_t>> keys;
+  for (const auto& entry : cache_) keys.push_back(entry.first);
+  std::sort(keys.begin(), keys.end());
+  a.io(keys);
+  if (a.loading()) {
+    cache_.clear();
+    std::vector<bool> responders(workers());
+    for (const std::vector<uint64_t>& key : keys) {
+      if (key.size() != (responders.size() + 63) / 64) a.mismatch("a responder set of another n");
+      for (size_t i = 0; i < responders.size(); ++i) responders[i] = (key[i / 64] >> (i % 64)) & 1;
+      cache_.emplace(key, solve(responders));
+    }
+  }
+  a.io(decodes_);
+  a.io(max_abs_seen_);
+  a.io(max_residual_seen_);
 }
 
 double relaxed_mu(int workers, int stragglers) {

@@ -1,6 +1,7 @@
 #include "pacer/coding/pipeline.h"
 
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 
@@ -36,6 +37,15 @@ void PipelineCache::combine(std::span<const double> weights, Vec& out) const {
   PACER_CHECK(warm() && static_cast<int>(weights.size()) == size());
   out = weights[0] * gradients_[0];
   for (int k = 1; k < size(); ++k) out.noalias() += weights[k] * gradients_[k];
+}
+
+void PipelineCache::checkpoint(StateArchive& a) {
+  a.section("pipeline_cache");
+  a.expect(size(), "the worker's partitions c");
+  a.io(gradients_);
+  a.io(versions_);
+  a.io(stored_);
+  a.io(filled_);
 }
 
 }  // namespace pacer

@@ -517,6 +517,14 @@ void Config::reject_unread_keys() const {
   }
 }
 
+std::map<std::string, std::string> Config::values() const {
+  std::vector<std::string> leaves;
+  collect_leaves(*table_, "", leaves);
+  std::map<std::string, std::string> out;
+  for (const std::string& key : leaves) out[key] = value_text(*find(*table_, key));
+  return out;
+}
+
 std::string Config::to_toml() const {
   toml::table merged = *resolved_;
   std::vector<std::string> leaves;

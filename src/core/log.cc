@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace pacer {
 namespace {
@@ -31,30 +33,84 @@ void log_message(LogLevel level, std::string_view message) {
                message.data());
 }
 
-ProgressLine::ProgressLine(std::string label)
-    : label_(std::move(label)),
-      start_(std::chrono::steady_clock::now()),
-      last_draw_(start_),
-      enabled_(isatty(STDERR_FILENO) && log_level() <= LogLevel::kInfo) {}
+namespace {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void write_stderr(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+// PACER_PROGRESS_S: seconds >= 0, default 10.
+double progress_interval() {
+  const char* text = std::getenv("PACER_PROGRESS_S");
+  if (!text || !*text) return 10;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  return *end == '\0' && seconds >= 0 && std::isfinite(seconds) ? seconds : 10;
+}
+
+}  // namespace
+
+std::string format_duration(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
+  const long s = std::lround(seconds);
+  if (s < 60) return fmt::format("{} s", s);
+  if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
+  return fmt::format("{} h {} min", s / 3600, (s % 3600) / 60);
+}
+
+ProgressLine::Options ProgressLine::from_environment() {
+  Options options;
+  const bool shown = log_level() <= LogLevel::kInfo;
+  options.terminal = shown && isatty(STDERR_FILENO);
+  options.interval_s = shown ? progress_interval() : 0;
+  return options;
+}
+
+ProgressLine::ProgressLine(std::string label, Options options)
+    : label_(std::move(label)), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = steady_seconds;
+  if (!options_.write) options_.write = write_stderr;
+  start_ = last_ = now();
+}
 
 ProgressLine::~ProgressLine() { clear(); }
 
-void ProgressLine::update(const std::string& status) {
-  if (!enabled_) return;
-  auto now = std::chrono::steady_clock::now();
-  if (now - start_ < std::chrono::seconds(1)) return;
-  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
-  last_draw_ = now;
-  double elapsed = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "\r\033[K%s  %s  [%.0fs]", label_.c_str(), status.c_str(), elapsed);
-  std::fflush(stderr);
-  drawn_ = true;
+double ProgressLine::now() const { return options_.clock(); }
+
+bool ProgressLine::due() const {
+  const double t = now();
+  if (options_.terminal) return t - start_ >= 1 && (!drawn_ || t - last_ >= 0.2);
+  return options_.interval_s > 0 && t - last_ >= options_.interval_s;
+}
+
+void ProgressLine::update(const std::string& status, double done) {
+  if (!due()) return;
+  const double t = now();
+  last_ = t;
+  const double elapsed = t - start_;
+  std::string eta;
+  if (done > 0 && done <= 1) {
+    eta =
+        fmt::format("  {:.0f}%, ETA {}", 100 * done, format_duration(elapsed * (1 - done) / done));
+  }
+  if (options_.terminal) {
+    options_.write(
+        fmt::format("\r\033[K{}  {}{}  [{}]", label_, status, eta, format_duration(elapsed)));
+    drawn_ = true;
+  } else {
+    options_.write(fmt::format("pacer: info: {}  {}{}  [{} so far]\n", label_, status, eta,
+                               format_duration(elapsed)));
+  }
 }
 
 void ProgressLine::clear() {
   if (drawn_) {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
+    options_.write("\r\033[K");
     drawn_ = false;
   }
 }

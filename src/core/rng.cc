@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 namespace {
@@ -104,6 +105,12 @@ double Rng::gamma(double shape) {
     const double u = 1.0 - uniform();
     if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
   }
+}
+
+void Rng::checkpoint(StateArchive& a) {
+  for (uint64_t& word : s_) a.io(word);
+  a.io(has_spare_normal_);
+  a.io(spare_normal_);
 }
 
 }  // namespace pacer

@@ -12,6 +12,7 @@
 
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
+#include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/plot.h"
@@ -276,9 +277,23 @@ Table make_table(const Comparison& c) {
   return t;
 }
 
+// Stops the comparison after SIGINT/SIGTERM (core/interrupt.h): the runs completed so far are
+// kept in their folders; the tables, figures and report are not written.
+[[noreturn]] void stop_interrupted(const std::string& label, const std::string& out_dir) {
+  throw Interrupted(fmt::format(
+      "interrupted ({}) at {}: the comparison stopped{}; compare.md, compare.csv and report.md "
+      "were not written",
+      interrupt_signal_name(), label,
+      out_dir.empty()
+          ? std::string()
+          : fmt::format(", the runs it completed are in {}/<method>/seed<k>/", out_dir)));
+}
+
 // One run of a comparison: `config` at `seed` on that seed's problem, into <out_dir>/<run_dir>.
+// Throws Interrupted when the run is or was interrupted (its folder then says "interrupted").
 SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
                 const std::string& run_dir, const std::string& label, const std::string& out_dir) {
+  if (interrupt_signal() != 0) stop_interrupted(label, out_dir);  // before touching its folder
   Config c = config;
   c.set_int("seed", static_cast<int64_t>(seed));
   RunOptions run;
@@ -287,6 +302,7 @@ SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
   run.label = fmt::format("{} seed {}", label, seed);
   if (!out_dir.empty()) run.out_dir = out_dir + "/" + run_dir;
   const RunOutcome outcome = run_experiment(c, run);
+  if (outcome.status == "interrupted") stop_interrupted(run.label, out_dir);
   if (outcome.status == "diverged") log_warning("{}: training diverged", run.label);
   return seed_run(outcome.summary, seed, run_dir);
 }
@@ -501,6 +517,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   result.csv = table.csv;
   if (!options.out_dir.empty()) {
     make_directories(options.out_dir);
+    remove_stale_temp_files(options.out_dir);  // what a killed comparison left
     write_file_atomic(options.out_dir + "/compare.md", result.markdown);
     write_file_atomic(options.out_dir + "/compare.csv", result.csv);
     const std::vector<Figure> figures = write_comparison_figures(options.out_dir, c);

@@ -1,9 +1,13 @@
 #include "pacer/experiment/experiment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -12,9 +16,12 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/core/memory.h"
+#include "pacer/core/run_folder.h"
+#include "pacer/core/state.h"
 #include "pacer/data/partition.h"
 #include "pacer/data/source.h"
 #include "pacer/engine/registry.h"
+#include "pacer/experiment/checkpoint.h"
 #include "pacer/experiment/plot.h"
 #include "pacer/experiment/recorder.h"
 #include "pacer/method/method.h"
@@ -55,40 +62,73 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
   return w;
 }
 
-// Writes config.toml, log.csv, evals.csv, trace.csv, summary.json, the figure loss.{gp,png,svg}
-// (plot.h) and, when `model` is given, model.bin (the final x as raw native-endian doubles).
-void write_outputs(const std::string& dir, const Config& config, const Recorder& recorder,
-                   const nlohmann::json& summary, const Vec* model) {
-  make_directories(dir);
-  write_file_atomic(dir + "/evals.csv", recorder.evals_csv());
-  write_file_atomic(dir + "/trace.csv", recorder.trace_csv());
-  // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv; gnuplot
-  // draws it while the other files are written.
+std::string summary_text(const nlohmann::json& summary) { return summary.dump(2) + "\n"; }
+
+// The figure's title: "<config name>: <method>, seed <k>" (the config name left out when it is
+// the method's).
+std::string figure_title(const Config& config, const nlohmann::json& summary) {
+  std::string name = config.source().substr(config.source().find_last_of('/') + 1);
+  if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
+  const std::string method = summary.value("method", std::string("run"));
+  return fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
+                     summary.value("seed", 0));
+}
+
+// The summary's target losses, and in `target_on` what they are checked on.
+std::vector<double> figure_targets(const nlohmann::json& summary, std::string& target_on) {
   std::vector<double> targets;
-  std::string target_on = "train";
   for (const nlohmann::json& t : summary.value("targets", nlohmann::json::array())) {
     targets.push_back(t["loss"].get<double>());
     target_on = t.value("on", target_on);
   }
-  std::string name = config.source().substr(config.source().find_last_of('/') + 1);
-  if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
-  const std::string method = summary.value("method", std::string("run"));
-  RunFigureJob figure(
-      dir,
-      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
-                  summary.value("seed", 0)),
-      targets, target_on);
-  write_file_atomic(dir + "/config.toml", config.to_toml());
-  write_file_atomic(dir + "/log.csv", recorder.log_csv());
-  write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+  return targets;
+}
+
+// Writes the run's final files into its folder, each replaced atomically: the rest of log.csv,
+// evals.csv, trace.csv, model.bin when `model` is given (the final x as raw native-endian
+// doubles; else an earlier one is removed), summary.json, and the figure loss.{gp,png,svg}
+// (plot.h; gnuplot draws it while summary.json and model.bin are written). config.toml was
+// written when the folder was created. summary.json comes after the data it describes.
+void write_outputs(const RunFolder& folder, Recorder& recorder, const Config& config,
+                   const nlohmann::json& summary, const Vec* model) {
+  recorder.flush_log();
+  folder.write("evals.csv", recorder.evals_csv());
+  folder.write("trace.csv", recorder.trace_csv());
+  // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv.
+  std::string target_on = "train";
+  const std::vector<double> targets = figure_targets(summary, target_on);
+  RunFigureJob figure(folder.dir(), figure_title(config, summary), targets, target_on);
   if (model) {
-    write_file_atomic(dir + "/model.bin",
-                      std::string_view(reinterpret_cast<const char*>(model->data()),
-                                       sizeof(double) * static_cast<size_t>(model->size())));
+    folder.write("model.bin",
+                 std::string_view(reinterpret_cast<const char*>(model->data()),
+                                  sizeof(double) * static_cast<size_t>(model->size())));
   } else {
-    std::remove((dir + "/model.bin").c_str());  // a stale model of an earlier run would mislead
+    folder.remove("model.bin");  // a stale model of an earlier run would mislead
   }
+  folder.write("summary.json", summary_text(summary));
   figure.finish();
+}
+
+// While the run goes on (Recorder::set_snapshot_listener; log.csv is flushed): evals.csv,
+// trace.csv, then summary.json with "status": "running".
+void write_snapshot(const RunFolder& folder, const Recorder& recorder, nlohmann::json summary) {
+  folder.write("evals.csv", recorder.evals_csv());
+  folder.write("trace.csv", recorder.trace_csv());
+  summary["status"] = "running";
+  folder.write("summary.json", summary_text(summary));
+}
+
+// PACER_STREAM_INTERVAL_S (seconds >= 0, default 2): how often a streaming run flushes log.csv
+// at the latest, and rewrites summary.json at an evaluation at the most.
+double stream_interval() {
+  const char* text = std::getenv("PACER_STREAM_INTERVAL_S");
+  if (!text || !*text) return 2;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 0) || !std::isfinite(seconds)) {
+    fail("PACER_STREAM_INTERVAL_S = '{}': expected a number of seconds >= 0", text);
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -191,6 +231,7 @@ struct RunSetup {
   StopRules rules;
   OptimizerOptions optimizer;
   bool save_model = false;
+  CheckpointPolicy checkpoints;
 };
 
 RunSetup build_run(const Config& config, const Problem* shared) {
@@ -213,6 +254,7 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   s.rules = read_stop_rules(config, full_loss_reason(config, s.method->synchronous()));
   s.optimizer = read_optimizer_options(config, s.rules.max_steps);
   s.save_model = config.get_bool("save_model", false);
+  s.checkpoints = read_checkpoint_policy(config);
   return s;
 }
 
@@ -226,6 +268,161 @@ std::unique_ptr<EngineRun> start_engine(const Config& config, const RunSetup& s)
                                       .dim = s.problem->objective->dim(),
                                       .seed = s.seed,
                                       .max_time = s.rules.max_time});
+}
+
+// summary.json's description of the run's setup: version, seed, method, workers, model, data,
+// timing model, engine.
+nlohmann::json describe_setup(const RunSetup& s) {
+  const Objective& objective = *s.problem->objective;
+  nlohmann::json summary;
+  summary["pacer_version"] = PACER_VERSION;
+  summary["seed"] = s.seed;
+  summary["method"] = s.method->name();
+  summary["workers"] = s.workers;
+  summary["model"] = objective.model().name();
+  summary["parameters"] = objective.dim();
+  summary["data"] = s.problem->data.train.name;
+  summary["timing"] = s.timing->name();
+  summary["engine"] = s.engine->name();
+  summary["synchronous"] = s.method->synchronous();
+  return summary;
+}
+
+// Creates the run's folder (RunFolder::create: the earlier run there is replaced as a whole)
+// with config.toml, log.csv's header and `summary` saying "running", and sends log.csv's rows to
+// it from now on.
+RunFolder start_outputs(const std::string& dir, const Config& config, nlohmann::json summary,
+                        Recorder& recorder) {
+  summary["status"] = "running";
+  RunFolder folder = RunFolder::create(dir, {{"config.toml", config.to_toml()},
+                                             {"log.csv", std::string(Recorder::log_header())},
+                                             {"summary.json", summary_text(summary)}});
+  recorder.stream_log(folder.path("log.csv"), stream_interval());
+  return folder;
+}
+
+// After the run failed with `error`: writes its outputs with "status": "error" and the message.
+// Throws an Error saying both when that fails too.
+void write_error_outputs(const RunFolder& folder, Recorder& recorder, const Config& config,
+                         nlohmann::json summary, const std::string& error) {
+  summary["status"] = "error";
+  summary["error"] = error;
+  try {
+    write_outputs(folder, recorder, config, summary, nullptr);
+  } catch (const Error& also) {
+    fail("{}; and the outputs could not be written: {}", error, also.what());
+  }
+}
+
+// The run's stateful components, in the order a checkpoint visits them, saving and loading alike.
+struct RunState {
+  TimingModel& timing;
+  EngineRun& engine;
+  Trainer& trainer;
+  TrainingMaster& master;
+  Recorder& recorder;
+
+  void checkpoint(StateArchive& a) {
+    a.section("run");
+    timing.checkpoint(a);
+    engine.checkpoint(a);
+    trainer.checkpoint(a);
+    master.checkpoint(a);
+    recorder.checkpoint(a);
+    // log.csv's rows so far are on disk; a resumed run cuts the file back to this length.
+    uint64_t log_bytes = a.loading() ? 0 : recorder.flush_log();
+    a.io(log_bytes);
+    if (a.loading()) recorder.resume_log(log_bytes);
+  }
+};
+
+// Writes <out>/checkpoint.bin whenever the policy says one is due (engine.h, CheckpointHook).
+class Checkpointer : public CheckpointHook {
+ public:
+  Checkpointer(CheckpointPolicy policy, std::string path, std::string config_toml, RunState state)
+      : policy_(policy),
+        path_(std::move(path)),
+        config_toml_(std::move(config_toml)),
+        state_(state),
+        last_step_(state.trainer.steps()),
+        last_wall_(std::chrono::steady_clock::now()) {}
+
+  bool due() override {
+    const int64_t step = state_.trainer.steps();
+    if (step == last_step_) return false;  // nothing new since the last one
+    if (policy_.every_steps > 0 && step >= last_step_ + policy_.every_steps) return true;
+    // The clock is read every 64th quiet point only: the simulator has millions per second.
+    if (policy_.every_s > 0 && ++calls_ % 64 == 0) {
+      const std::chrono::duration<double> since = std::chrono::steady_clock::now() - last_wall_;
+      return since.count() >= policy_.every_s;
+    }
+    return false;
+  }
+
+  void write() override {
+    StateArchive a = StateArchive::for_saving();
+    state_.checkpoint(a);
+    write_checkpoint(path_,
+                     CheckpointHeader{.pacer_version = PACER_VERSION,
+                                      .config_toml = config_toml_,
+                                      .step = state_.trainer.steps(),
+                                      .time = state_.engine.end_time()},
+                     a.bytes());
+    last_step_ = state_.trainer.steps();
+    last_wall_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  CheckpointPolicy policy_;
+  std::string path_;
+  std::string config_toml_;
+  RunState state_;
+  int64_t last_step_;
+  std::chrono::steady_clock::time_point last_wall_;
+  uint64_t calls_ = 0;
+};
+
+// The checkpoint `options` resumes from, its configuration checked against `config`'s: only keys
+// that extend the run may differ (checkpoint.h, key_extends_run). Returns the changes.
+std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config& config,
+                                          const std::string& path) {
+  std::vector<ConfigChange> changes = config_changes(saved.header.config_toml, config.to_toml());
+  std::vector<std::string> refused;
+  for (const ConfigChange& change : changes) {
+    if (!key_extends_run(change.key)) refused.push_back(change.describe());
+  }
+  if (!refused.empty()) {
+    fail(
+        "{}: cannot resume with a changed configuration ({}); only max_steps, max_time, "
+        "max_work, target.* and checkpoint.* may change on resume",
+        path, fmt::join(refused, "; "));
+  }
+  for (const ConfigChange& change : changes) log_info("resuming with {}", change.describe());
+  return changes;
+}
+
+// Continues the run in `dir` (RunFolder::reopen) from `saved`: every component's state loaded,
+// log.csv cut back to the checkpoint's last row and continued, then config.toml rewritten (with
+// an extended run's keys; only once the checkpoint has loaded, so a refused one changes nothing).
+RunFolder resume_outputs(const std::string& dir, const Config& config, Checkpoint& saved,
+                         const std::string& checkpoint_path, RunState& state) {
+  RunFolder folder = RunFolder::reopen(dir);
+  state.recorder.stream_log(folder.path("log.csv"), stream_interval());
+  StateArchive archive = StateArchive::for_loading(std::move(saved.state), checkpoint_path);
+  state.checkpoint(archive);
+  archive.expect_end();
+  folder.write("config.toml", config.to_toml());
+  return folder;
+}
+
+nlohmann::json changes_json(const std::vector<ConfigChange>& changes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ConfigChange& c : changes) {
+    out.push_back({{"key", c.key},
+                   {"before", c.before ? nlohmann::json(*c.before) : nlohmann::json()},
+                   {"after", c.after ? nlohmann::json(*c.after) : nlohmann::json()}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -258,6 +455,14 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     probe["stop_at_targets"] = s.rules.stop_at_targets;
     return RunOutcome{"validated", std::move(probe)};
   }
+  // A resumed run: its checkpoint, read and checked before anything starts.
+  std::optional<Checkpoint> saved;
+  std::vector<ConfigChange> changes;
+  const std::string checkpoint_path = options.out_dir + "/checkpoint.bin";
+  if (options.resume) {
+    saved = read_checkpoint(checkpoint_path);
+    changes = check_resumable(*saved, config, checkpoint_path);
+  }
 
   std::unique_ptr<EngineRun> engine = start_engine(config, s);
   const Objective& objective = *s.problem->objective;
@@ -277,17 +482,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
 
   auto describe_run = [&] {
-    nlohmann::json summary;
-    summary["pacer_version"] = PACER_VERSION;
-    summary["seed"] = s.seed;
-    summary["method"] = s.method->name();
-    summary["workers"] = s.workers;
-    summary["model"] = objective.model().name();
-    summary["parameters"] = objective.dim();
-    summary["data"] = s.problem->data.train.name;
-    summary["timing"] = s.timing->name();
-    summary["engine"] = s.engine->name();
-    summary["synchronous"] = s.method->synchronous();
+    nlohmann::json summary = describe_setup(s);
     recorder.summarize(summary);
     nlohmann::json method_summary;
     master->summarize(method_summary);
@@ -296,44 +491,76 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     nlohmann::json engine_summary;
     engine->stats(engine_summary);
     summary["engine_stats"] = engine_summary;
+    if (!changes.empty()) summary["resumed_with_changes"] = changes_json(changes);
     return summary;
   };
+
+  // The folder is replaced only now that everything is built and checked: a run that cannot
+  // start leaves an earlier run's folder as it was.
+  std::optional<RunFolder> folder;
+  RunState state{*s.timing, *engine, trainer, *master, recorder};
+  if (!options.out_dir.empty()) {
+    try {
+      if (saved) {
+        folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
+      } else {
+        nlohmann::json setup = describe_setup(s);
+        recorder.summarize(setup);
+        folder = start_outputs(options.out_dir, config, std::move(setup), recorder);
+      }
+    } catch (...) {
+      engine->stop(EndKind::kError);
+      throw;
+    }
+    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is.
+    recorder.set_snapshot_listener([&] {
+      const auto begin = std::chrono::steady_clock::now();
+      write_snapshot(*folder, recorder, describe_run());
+      if (engine->wall_clock()) {
+        engine->exclude_time(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      }
+    });
+  }
+  std::optional<Checkpointer> checkpointer;
+  if (folder && s.checkpoints.enabled()) {
+    checkpointer.emplace(s.checkpoints, checkpoint_path, config.to_toml(), state);
+    engine->set_checkpoint_hook(&*checkpointer);
+  }
 
   bool interrupted = false;
   try {
     interrupted = engine->run(*master);
-    // An interrupted run writes what it has first: the workers are stopped afterwards.
+    // An interrupted run writes what it has first: the workers are stopped afterwards. With
+    // checkpoints on, that includes one last checkpoint, so the interruption loses nothing.
+    if (interrupted && checkpointer && engine->can_checkpoint_now()) checkpointer->write();
     if (!interrupted) engine->stop(EndKind::kOk);
   } catch (const Error& e) {
     engine->stop(EndKind::kError);
-    if (options.out_dir.empty() || recorder.log_csv().find('\n') + 1 == recorder.log_csv().size()) {
-      throw;  // nothing was recorded yet
-    }
+    if (!folder) throw;
     // Keep what the run produced up to the error (DESIGN.md section 7).
-    nlohmann::json summary = describe_run();
-    summary["status"] = "error";
-    summary["error"] = e.what();
-    write_outputs(options.out_dir, config, recorder, summary, nullptr);
+    write_error_outputs(*folder, recorder, config, describe_run(), e.what());
+    if (!recorder.recorded()) throw;
     fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
   } catch (...) {
     engine->stop(EndKind::kError);
     throw;
   }
-  // An interrupted run skips the final evaluation (it may take long; the process may be killed).
-  if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
-
-  nlohmann::json summary = describe_run();
-  if (interrupted) summary["status"] = "interrupted";
-
-  if (!options.out_dir.empty()) {
-    write_outputs(options.out_dir, config, recorder, summary,
-                  s.save_model ? &trainer.x() : nullptr);
+  try {
+    // An interrupted run skips the final evaluation (it may take long; the process may be
+    // killed).
+    if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
+    nlohmann::json summary = describe_run();
+    if (interrupted) summary["status"] = "interrupted";
+    if (folder) {
+      write_outputs(*folder, recorder, config, summary, s.save_model ? &trainer.x() : nullptr);
+    }
+    if (interrupted) engine->stop(EndKind::kInterrupted);
+    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary)};
+  } catch (...) {
+    engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
+    throw;
   }
-  if (interrupted) {
-    engine->stop(EndKind::kInterrupted);
-    return RunOutcome{"interrupted", std::move(summary)};
-  }
-  return RunOutcome{recorder.status(), std::move(summary)};
 }
 
 int serve_mpi_worker_rank() {

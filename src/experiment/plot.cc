@@ -1,9 +1,14 @@
 #include "pacer/experiment/plot.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +18,7 @@
 #include <optional>
 #include <set>
 
+#include "pacer/core/crash_point.h"
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
@@ -307,6 +313,39 @@ std::string target_lines(const std::vector<double>& targets, const std::string& 
   return out;
 }
 
+// popen(command, "r") whose shell, and the gnuplot it becomes, is killed when pacer dies
+// (PR_SET_PDEATHSIG): a gnuplot that outlived a killed pacer would go on writing into a folder a
+// later run has replaced. Returns the read end and the child's pid; nullptr when it failed.
+FILE* open_pipe(const std::string& command, pid_t& child) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  const pid_t parent = ::getpid();
+  child = ::fork();
+  if (child == 0) {  // only async-signal-safe calls until exec
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // pacer died before the line above
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  if (child < 0) {
+    ::close(fds[0]);
+    return nullptr;
+  }
+  return ::fdopen(fds[0], "r");
+}
+
+// pclose for open_pipe: closes the pipe and returns the child's wait status.
+int close_pipe(FILE* pipe, pid_t child) {
+  std::fclose(pipe);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
 // The gnuplot processes of one call, run side by side: each figure's starts as soon as its files
 // are written, and finish() waits for them all.
 class Rendering {
@@ -321,13 +360,13 @@ class Rendering {
   // Starts gnuplot on <dir>/<name>.gp, drawing to temporary names.
   void start(const std::string& dir, const std::string& name) {
     if (!available_) return;
-    Job job{dir, name, fmt::format(".tmp.{}", static_cast<long>(::getpid())), nullptr};
+    Job job{dir, name, fmt::format(".tmp.{}", static_cast<long>(::getpid())), nullptr, -1};
     const std::string command = fmt::format(
         "cd {} && exec gnuplot -e {} {} 2>&1", shell_quoted(dir),
         shell_quoted(fmt::format("png={}; svg={}", gp_string(name + ".png" + job.suffix),
                                  gp_string(name + ".svg" + job.suffix))),
         shell_quoted(name + ".gp"));
-    job.pipe = ::popen(command.c_str(), "r");
+    job.pipe = open_pipe(command, job.child);
     if (!job.pipe) {
       failed_.push_back(fmt::format("{}.gp: gnuplot could not be started", name));
       return;
@@ -348,6 +387,7 @@ class Rendering {
   struct Job {
     std::string dir, name, suffix;
     FILE* pipe;
+    pid_t child;
   };
 
   void complete(Job& job) {
@@ -355,30 +395,87 @@ class Rendering {
     char buffer[4096];
     size_t n;
     while ((n = std::fread(buffer, 1, sizeof buffer, job.pipe)) > 0) output.append(buffer, n);
-    const int status = ::pclose(job.pipe);
+    const int status = close_pipe(job.pipe, job.child);
     const std::string png = job.dir + "/" + job.name + ".png",
                       svg = job.dir + "/" + job.name + ".svg";
-    std::error_code ec;
+    std::string problem;
     if (status != 0 || !std::filesystem::exists(png + job.suffix) ||
         !std::filesystem::exists(svg + job.suffix)) {
-      std::string first = output.substr(0, output.find('\n'));
-      // gnuplot echoes the offending line first; its message follows.
-      const size_t message = output.find("line ");
-      if (message != std::string::npos) {
-        first = output.substr(message, output.find('\n', message) - message);
-      }
-      failed_.push_back(fmt::format("{}.gp: {}", job.name, first.empty() ? "failed" : first));
-      std::filesystem::remove(png + job.suffix, ec);
-      std::filesystem::remove(svg + job.suffix, ec);
+      problem = fmt::format("{}.gp: {}", job.name, gnuplot_message(output));
+    } else {
+      problem = check_drawing(png, job.suffix, &whole_png);
+      if (problem.empty()) problem = check_drawing(svg, job.suffix, &whole_svg);
+    }
+    if (problem.empty()) problem = move_into_place(job.name, {png, svg}, job.suffix);
+    if (problem.empty()) {
+      drawn_.insert(job.name);
       return;
     }
-    std::filesystem::rename(png + job.suffix, png, ec);
-    if (!ec) std::filesystem::rename(svg + job.suffix, svg, ec);
-    if (ec) {
-      failed_.push_back(fmt::format("{}.gp: {}", job.name, ec.message()));
-      return;
+    failed_.push_back(problem);
+    // Neither a part of the drawing nor an earlier call's figure stays: both would mislead.
+    std::error_code ec;
+    for (const std::string& file : {png, svg}) {
+      std::filesystem::remove(file + job.suffix, ec);
+      std::filesystem::remove(file, ec);
     }
-    drawn_.insert(job.name);
+  }
+
+  // What gnuplot said about its failure: the line it names, else its first line.
+  static std::string gnuplot_message(const std::string& output) {
+    std::string first = output.substr(0, output.find('\n'));
+    // gnuplot echoes the offending line first; its message follows.
+    const size_t message = output.find("line ");
+    if (message != std::string::npos) {
+      first = output.substr(message, output.find('\n', message) - message);
+    }
+    return first.empty() ? "failed" : first;
+  }
+
+  // Whether `content` is a whole PNG: the signature, and the IEND chunk at the very end.
+  static bool whole_png(const std::string& content) {
+    static constexpr char kSignature[] = "\x89PNG\r\n\x1a\n";
+    static constexpr char kEnd[] = "IEND\xae\x42\x60\x82";
+    return content.size() > 20 && content.compare(0, 8, kSignature, 8) == 0 &&
+           content.compare(content.size() - 8, 8, kEnd, 8) == 0;
+  }
+  // Whether `content` is a whole SVG: it ends with the closing tag.
+  static bool whole_svg(const std::string& content) {
+    const size_t end = content.find_last_not_of(" \t\r\n");
+    return end != std::string::npos && end >= 5 && content.compare(end - 5, 6, "</svg>") == 0;
+  }
+
+  // "" when gnuplot's drawing <file><suffix> is whole; else what is wrong, naming <file>. gnuplot
+  // exits 0 when the disk fills under it, leaving a cut file. PACER_TEST_FAIL_WRITE_AT naming
+  // the file's name cuts it at 4096 bytes, as a full disk did (core/files.h).
+  static std::string check_drawing(const std::string& file, const std::string& suffix,
+                                   bool (*whole)(const std::string&)) {
+    const std::string drawn = file + suffix;
+    if (injected_write_failure(file)) {
+      std::error_code ec;
+      std::filesystem::resize_file(drawn, 4096, ec);
+    }
+    std::string content;
+    try {
+      content = read_file(drawn);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    if (whole(content)) return "";
+    return fmt::format("{}: gnuplot wrote an incomplete file ({} bytes; is the disk full?)", file,
+                       content.size());
+  }
+
+  // Renames the drawings into place; "" or what failed.
+  static std::string move_into_place(const std::string& name, const std::vector<std::string>& files,
+                                     const std::string& suffix) {
+    crash_point("outputs.temp_written");
+    for (const std::string& file : files) {
+      std::error_code ec;
+      std::filesystem::rename(file + suffix, file, ec);
+      if (ec) return fmt::format("{}.gp: {}: {}", name, file, ec.message());
+      crash_point("outputs.replaced");
+    }
+    return "";
   }
 
   bool available_;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 #include "pacer/core/stats.h"
 
 namespace pacer {
@@ -222,15 +223,118 @@ bool Recorder::evaluation_due(const UpdateRecord& record) {
 }
 
 void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
-  fmt::format_to(std::back_inserter(log_), "{},{},{},{},{},{},{},{},{}", r.time, r.step,
+  std::string& row = last_row_;
+  row.clear();
+  fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{}", r.time, r.step,
                  r.work_units, r.loss, r.grad_norm, r.responders, r.staleness, r.stepsize,
                  r.worker >= 0 ? std::to_string(r.worker) : std::string());
   if (e) {
-    log_ += ',';
-    e->append_csv(log_);
+    row += ',';
+    e->append_csv(row);
   } else {
-    log_ += kNoEvaluation;
+    row += kNoEvaluation;
   }
+  last_row_start_ = static_cast<int64_t>(log_length());
+  append_log(row);
+}
+
+std::string_view Recorder::log_header() { return kLogHeader; }
+
+uint64_t Recorder::log_length() const {
+  return log_file_.is_open() ? log_file_.size() : log_.size();
+}
+
+void Recorder::append_log(std::string_view text) {
+  if (log_file_.is_open()) {
+    log_file_.append(text);
+  } else {
+    log_ += text;
+  }
+}
+
+void Recorder::cut_log(uint64_t length) {
+  if (log_file_.is_open()) {
+    log_file_.truncate(length);
+  } else {
+    log_.resize(static_cast<size_t>(length));
+  }
+}
+
+void Recorder::stream_log(const std::string& path, double interval_s) {
+  log_file_.open(path);
+  log_.clear();
+  log_.shrink_to_fit();
+  stream_interval_s_ = interval_s;
+  last_flush_wall_ = last_snapshot_wall_ = wall_now();
+}
+
+uint64_t Recorder::flush_log() {
+  if (!log_file_.is_open()) return 0;
+  last_flush_wall_ = wall_now();
+  return log_file_.flush();
+}
+
+void Recorder::resume_log(uint64_t length) {
+  PACER_CHECK(log_file_.is_open());
+  const std::string& path = log_file_.path();
+  if (log_file_.size() < length) {
+    fail("{}: {} bytes long, shorter than the {} bytes recorded when the run was saved", path,
+         log_file_.size(), length);
+  }
+  log_file_.truncate(length);
+  // The last line, read back: finish() may have to give it the final evaluation's columns.
+  std::string tail;
+  for (size_t window = 4096;; window *= 2) {
+    tail = log_file_.tail(window);
+    const size_t newline = tail.find('\n');
+    if (tail.size() >= length || (newline != std::string::npos && newline + 1 < tail.size())) {
+      break;
+    }
+  }
+  if (tail.empty() || tail.back() != '\n') {
+    fail("{}: the first {} bytes, where the saved run continues, do not end with a whole row", path,
+         length);
+  }
+  const size_t start = tail.rfind('\n', tail.size() - 2);
+  last_row_ = tail.substr(start == std::string::npos ? 0 : start + 1);
+  last_row_start_ = last_row_ == kLogHeader ? -1 : static_cast<int64_t>(length - last_row_.size());
+}
+
+void Recorder::stream(bool evaluated) {
+  if (!log_file_.is_open()) return;
+  constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
+  const double now = wall_now();
+  if (evaluated || now - last_flush_wall_ >= stream_interval_s_ ||
+      log_file_.pending() >= kMaxPending) {
+    log_file_.flush();
+    last_flush_wall_ = now;
+  }
+  if (evaluated && snapshot_listener_ && now - last_snapshot_wall_ >= stream_interval_s_) {
+    last_snapshot_wall_ = now;
+    snapshot_listener_();
+  }
+}
+
+void Recorder::fill_last_row(const Evaluated& e) {
+  if (last_row_start_ < 0 || !last_row_.ends_with(kNoEvaluation)) return;
+  last_row_.resize(last_row_.size() - kNoEvaluation.size());
+  last_row_ += ',';
+  e.append_csv(last_row_);
+  cut_log(static_cast<uint64_t>(last_row_start_));
+  append_log(last_row_);
+}
+
+double Recorder::budget_done(const UpdateRecord& r) const {
+  double done = static_cast<double>(r.step) / static_cast<double>(rules_.max_steps);
+  if (rules_.max_time > 0) done = std::max(done, r.time / rules_.max_time);
+  if (rules_.max_work > 0) done = std::max(done, r.work_units / rules_.max_work);
+  return std::clamp(done, 0.0, 1.0);
+}
+
+void Recorder::show_progress(const UpdateRecord& r) {
+  if (!progress_.due()) return;  // the status is built only when it is shown
+  progress_.update(fmt::format("step {}  t={:.1f}  loss {:.4f}", r.step, r.time, r.loss),
+                   budget_done(r));
 }
 
 bool Recorder::loss_grew_too_much(double loss) {
@@ -267,7 +371,13 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   last_evaluated_ = due;
   if (eval) final_ = eval;
   append_row(record, eval ? &*eval : nullptr);
+  const bool going_on = keep_running(record, eval, x);
+  if (going_on) stream(due);  // a run that ends now is written whole by run_experiment
+  return going_on;
+}
 
+bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval,
+                            const Vec& x) {
   if (!std::isfinite(record.loss) || !x.allFinite()) {
     status_ = "diverged";
     divergence_ = "the loss or the model became non-finite";
@@ -282,8 +392,7 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   } else {
     check_target(record.loss, record);
   }
-  progress_.update(
-      fmt::format("step {}  t={:.1f}  loss {:.4f}", record.step, record.time, record.loss));
+  show_progress(record);
 
   const bool all_reached =
       !reached_.empty() &&
@@ -321,11 +430,7 @@ void Recorder::finish(const Vec& x, double end_time) {
   final_ = evaluate(x, last_);
   last_evaluated_ = true;
   // The last row of log.csv was written without evaluation columns: fill them in.
-  if (log_.ends_with(kNoEvaluation)) {
-    log_.resize(log_.size() - kNoEvaluation.size());
-    log_ += ',';
-    final_->append_csv(log_);
-  }
+  fill_last_row(*final_);
   if (rules_.target_on_full_loss) check_target(final_->full_loss, last_);
 }
 
@@ -384,6 +489,52 @@ void Recorder::summarize(nlohmann::json& out) const {
     }
   }
   out["final"] = final_metrics;
+}
+
+void LossTrace::checkpoint(StateArchive& a) {
+  a.section("loss_trace");
+  a.io(blocks_);
+  open_.checkpoint(a);
+  a.io(stride_);
+}
+
+void Recorder::checkpoint(StateArchive& a) {
+  a.section("recorder");
+  a.io(evals_);
+  trace_.checkpoint(a);
+  a.io(evaluation_seconds_);
+  a.io(evaluations_);
+  a.io(next_eval_time_);
+  a.io(status_);
+  a.io(divergence_);
+  a.io(stop_reason_);
+  a.io(first_loss_);
+  a.io(grown_updates_);
+  last_.checkpoint(a);
+  a.io(last_evaluated_);
+  a.io(step_times_);
+  a.io(responders_total_);
+  a.io(staleness_total_);
+  // The targets' progress, keyed by the target's value (an extended run may add targets).
+  std::vector<double> targets = rules_.targets;
+  std::vector<int64_t> hold = hold_count_;
+  std::vector<std::optional<UpdateRecord>> reached = reached_;
+  a.io(targets);
+  a.io(hold);
+  a.io(reached);
+  if (!a.loading()) return;
+  if (hold.size() != targets.size() || reached.size() != targets.size()) {
+    a.mismatch("the targets' counters do not match the targets");
+  }
+  for (size_t i = 0; i < rules_.targets.size(); ++i) {
+    hold_count_[i] = 0;
+    reached_[i].reset();
+    for (size_t j = 0; j < targets.size(); ++j) {
+      if (targets[j] != rules_.targets[i]) continue;
+      hold_count_[i] = hold[j];
+      reached_[i] = reached[j];
+    }
+  }
 }
 
 }  // namespace pacer

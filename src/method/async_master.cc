@@ -111,9 +111,25 @@ void AsyncMaster::summarize(nlohmann::json& out) const {
   summarize_method(out);
 }
 
+void AsyncMaster::checkpoint(StateArchive& a) {
+  TrainingMaster::checkpoint(a);
+  a.section("async_master");
+  a.expect(workers_, "workers");
+  a.io(arrivals_);
+  a.io(updates_caused_);
+  a.io(used_);
+  a.io(discarded_);
+  a.io(observed_mean_);
+  a.io(reported_workers_);
+  a.io(live_);
+  a.io(live_workers_);
+  a.io(cancelled_jobs_);
+  a.io(delay_histogram_);
+  checkpoint_method(a);
+}
+
 // ---------------------------------------------------------------------------------------------
 // GradientTable
-
 GradientTable::GradientTable(int workers, int64_t dim)
     : sum_(workers, Vec::Zero(dim)),
       count_(workers, 0),
@@ -157,6 +173,27 @@ void GradientTable::swap(GradientTable& other) noexcept {
   std::swap(filled_, other.filled_);
   std::swap(loss_sum_, other.loss_sum_);
   std::swap(tag_sum_, other.tag_sum_);
+}
+
+void GradientTable::checkpoint(StateArchive& a) {
+  a.section("gradient_table");
+  a.expect(static_cast<int64_t>(sum_.size()), "workers");
+  a.io(count_);
+  for (size_t i = 0; i < sum_.size(); ++i) {
+    if (count_[i] > 0) {
+      a.io(sum_[i]);
+    } else if (a.loading()) {
+      sum_[i].setZero();
+    }
+  }
+  a.io(entry_loss_sum_);
+  a.io(entry_tag_sum_);
+  a.io(member_);
+  a.io(members_);
+  a.io(total_);
+  a.io(filled_);
+  a.io(loss_sum_);
+  a.io(tag_sum_);
 }
 
 void GradientTable::empty_entry(int worker) {
@@ -256,6 +293,12 @@ void RoundMaster::close_round(int worker, Cluster& cluster) {
   for (int i = 0; i < workers(); ++i) {
     if (cluster.busy(i)) restart(i, cluster);
   }
+}
+
+void RoundMaster::checkpoint_method(StateArchive& a) {
+  a.section("round_master");
+  table_.checkpoint(a);
+  a.io(stale_discarded_);
 }
 
 void RoundMaster::summarize_method(nlohmann::json& out) const {

@@ -114,6 +114,12 @@ void GroupMaster::summarize_decoder(nlohmann::json& out) const {
                                        : 0.0;
 }
 
+void GroupMaster::checkpoint_method(StateArchive& a) {
+  a.section("group_master");
+  a.io(steps_);
+  a.io(messages_used_);
+}
+
 // ---- CyclicMaster ----
 
 CyclicMaster::CyclicMaster(Trainer& trainer, Placement placement, int64_t dim,
@@ -150,6 +156,16 @@ void CyclicMaster::choose(std::vector<int>& used, std::vector<double>& weights) 
   const auto [lo, hi] = std::minmax_element(coefficients.begin(), coefficients.end());
   min_coefficient_ = std::min(min_coefficient_, *lo);
   max_coefficient_ = std::max(max_coefficient_, *hi);
+}
+
+void CyclicMaster::checkpoint_method(StateArchive& a) {
+  a.section("cyclic_master");
+  bool exact = exact_.has_value();
+  a.io(exact);
+  if (exact != exact_.has_value()) a.mismatch("exact decoding in one run, relaxed in the other");
+  if (exact_) exact_->checkpoint(a);
+  a.io(min_coefficient_);
+  a.io(max_coefficient_);
 }
 
 void CyclicMaster::summarize_decoder(nlohmann::json& out) const {

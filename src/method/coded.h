@@ -80,6 +80,7 @@ class GroupMaster : public CodedMaster {
   std::string lost_requirement() const override;
   void choose(std::vector<int>& used, std::vector<double>& weights) override;
   void summarize_decoder(nlohmann::json& out) const override;
+  void checkpoint_method(StateArchive& a) override;
 
  private:
   bool group_average_;
@@ -103,6 +104,7 @@ class CyclicMaster : public CodedMaster {
   std::string lost_requirement() const override;
   void choose(std::vector<int>& used, std::vector<double>& weights) override;
   void summarize_decoder(nlohmann::json& out) const override;
+  void checkpoint_method(StateArchive& a) override;
 
  private:
   std::shared_ptr<const CyclicEncoding> encoding_;

@@ -1,5 +1,7 @@
 #include "pacer/method/gradient_worker.h"
 
+#include "pacer/core/state.h"
+
 namespace pacer {
 
 PartitionWorkerBase::PartitionWorkerBase(std::shared_ptr<const Objective> objective, int worker,
@@ -12,6 +14,15 @@ PartitionWorkerBase::PartitionWorkerBase(std::shared_ptr<const Objective> object
 double PartitionWorkerBase::evaluate(int p, const Vec& x, Vec& gradient) {
   if (gradient.size() != objective_->dim()) gradient.resize(objective_->dim());
   return objective_->partition_gradient(p, x, gradient, rng_, *scratch_);
+}
+
+void PartitionWorkerBase::checkpoint(StateArchive& a) {
+  a.section("partition_worker");
+  a.expect(worker_, "the worker index");
+  rng_.checkpoint(a);
+  // The minibatch permutation persists between draws (Objective::Scratch).
+  a.io(scratch_->order);
+  checkpoint_worker(a);
 }
 
 GradientWorker::GradientWorker(std::shared_ptr<const Objective> objective, int worker,

@@ -38,6 +38,10 @@ class IsGcMaster : public CodedMaster {
     return fmt::format("at most s = {} workers lost (the step waits for n - s messages)",
                        placement().stragglers());
   }
+  void checkpoint_method(StateArchive& a) override {
+    a.section("is_gc");
+    a.io(chosen_histogram_);
+  }
   void summarize_decoder(nlohmann::json& out) const override {
     int64_t steps = 0, chosen = 0;
     for (const auto& [size, count] : chosen_histogram_) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 
@@ -63,6 +64,11 @@ double Optimizer::apply(Vec& x, const Vec& direction, int64_t step, double scale
   if (options_.weight_decay != 0) velocity_ += (scale * options_.weight_decay) * x;
   x.noalias() -= eta * velocity_;
   return eta * scale;
+}
+
+void Optimizer::checkpoint(StateArchive& a) {
+  a.section("optimizer");
+  a.io(velocity_);
 }
 
 }  // namespace pacer

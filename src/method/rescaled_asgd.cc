@@ -73,6 +73,11 @@ class RescaledMaster : public AsyncMaster {
     apply_gradient(reply, delay, scale_[reply.worker], cluster);
   }
 
+  void checkpoint_method(StateArchive& a) override {
+    a.section("rescaled_asgd");
+    a.io(tau_);
+    a.io(scale_);
+  }
   void on_worker_lost(int /*worker*/, Cluster& /*cluster*/) override { rescale(); }
   void on_worker_rejoined(int /*worker*/) override { rescale(); }
   void summarize_method(nlohmann::json& out) const override {

@@ -73,6 +73,15 @@ class RingleaderMaster : public AsyncMaster {
                     current_.mean_age(trainer_.steps()));
     if (updates_in_round_ == current_.workers()) next_round();
   }
+  void checkpoint_method(StateArchive& a) override {
+    a.section("ringleader");
+    current_.checkpoint(a);
+    next_.checkpoint(a);
+    a.io(updated_);
+    a.io(updates_in_round_);
+    a.io(gathering_);
+    a.io(rounds_);
+  }
   void on_worker_lost(int i, Cluster& /*cluster*/) override {
     current_.set_member(i, false);
     next_.set_member(i, false);

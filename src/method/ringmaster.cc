@@ -63,6 +63,19 @@ class RingmasterMaster : public AsyncMaster {
     if (stop_) running_.push_back(Running{tag, worker, job_[worker]});
   }
 
+  void checkpoint_method(StateArchive& a) override {
+    a.section("ringmaster");
+    a.io(job_);
+    uint64_t count = running_.size();
+    a.io(count);
+    if (a.loading()) running_.resize(count);
+    for (Running& r : running_) {
+      a.io(r.tag);
+      a.io(r.worker);
+      a.io(r.job);
+    }
+  }
+
   void summarize_method(nlohmann::json& out) const override {
     out["R"] = threshold_;
     out["variant"] = stop_ ? "stop" : "discard";

@@ -148,6 +148,29 @@ void SyncMaster::close_step(Cluster& cluster) {
   }
 }
 
+void SyncMaster::checkpoint(StateArchive& a) {
+  TrainingMaster::checkpoint(a);
+  a.section("sync_master");
+  a.expect(workers_, "workers");
+  a.io(step_);
+  a.io(arrived_);
+  for (int w = 0; w < workers_; ++w) {
+    if (!arrived_[w]) continue;
+    a.io(messages_[w]);
+    a.io(losses_[w]);
+    a.io(versions_[w]);
+  }
+  a.io(arrival_order_);
+  a.io(assigned_step_);
+  a.io(lost_);
+  a.io(straggled_);
+  a.io(late_);
+  a.io(staleness_histogram_);
+  a.io(late_replies_);
+  a.io(cancelled_jobs_);
+  checkpoint_method(a);
+}
+
 std::unique_ptr<Worker> GradientSyncMethod::make_worker(int worker) const {
   return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
 }

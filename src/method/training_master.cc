@@ -23,6 +23,11 @@ void TrainingMaster::record_rejoined(int worker, const Cluster& cluster) {
   }
 }
 
+void TrainingMaster::checkpoint(StateArchive& a) {
+  a.section("training_master");
+  a.io(losses_);
+}
+
 nlohmann::json TrainingMaster::lost_workers_json() const {
   nlohmann::json out = nlohmann::json::array();
   for (const Loss& loss : losses_) {

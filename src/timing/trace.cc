@@ -49,6 +49,15 @@ class TraceModel : public TimingModel {
     return {0.0, units * per_unit};
   }
 
+  void checkpoint(StateArchive& a) override {
+    a.section("trace_model");
+    a.expect(static_cast<int64_t>(rows_.size()), "workers");
+    a.io(next_);
+    for (size_t i = 0; i < next_.size(); ++i) {
+      if (next_[i] >= rows_[i].size()) a.mismatch("a replay position past the trace's rows");
+    }
+  }
+
   std::optional<double> mean_unit_time(int worker) const override {
     const std::vector<double>& rows = rows_[worker];
     return std::accumulate(rows.begin(), rows.end(), 0.0) / static_cast<double>(rows.size());

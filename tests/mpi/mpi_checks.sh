@@ -204,7 +204,106 @@ TOML
     die "summary.json's lost_workers does not name worker 2 alone"
 }
 
+# DGD on 4 workers for $2 steps of paced 0.05 s jobs, training.batch = $1 (0 = full-batch
+# gradients), a checkpoint every 10 steps: writes checkpointed.toml and runs it uninterrupted into
+# whole/.
+checkpointed_dgd() {
+  write_problem checkpointed.toml 3 "$2"
+  sed -i "s/^batch = 0\$/batch = $1/" checkpointed.toml
+  cat >>checkpointed.toml <<TOML
+[optimizer]
+lr = 0.1
+[method]
+name = "dgd"
+[timing]
+model = "fixed"
+tau = 0.05
+[engine]
+inject = "pace"
+[checkpoint]
+every_steps = 10
+TOML
+  mpirun -np 5 "$pacer" run checkpointed.toml --engine mpi --out whole >whole.txt 2>&1 ||
+    { cat whole.txt; die "the uninterrupted run failed"; }
+}
+
+# Fails if a pacer process still runs in this check's folder (a rank of a job that was ended).
+none_left_running() {
+  local p
+  for p in $(ps -eo pid=,comm= | awk '$2 == "pacer" { print $1 }'); do
+    [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$work" ] &&
+      { ps -o pid,args -p "$p" >&2; die "a pacer process of the ended job is still running"; }
+  done
+  return 0
+}
+
+# `mpirun ... pacer run --resume mpi` on a fresh job: it ends normally, with the uninterrupted
+# run's final model byte for byte, log.csv's steps 1..$1 without a gap and its columns but the
+# clock equal to the uninterrupted run's; summary.json says it was resumed, and how long the
+# drains and the checkpoints' writes took.
+resume_matches_whole() {
+  "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" run --resume mpi \
+    >resume.txt 2>&1 &
+  wait_bounded $! 60
+  [ "$rc" = 0 ] || { cat resume.txt >&2; die "the resumed job's exit status $rc, expected 0"; }
+  cmp -s whole/model.bin mpi/model.bin || die "the resumed run's final model differs"
+  [ "$(columns mpi/log.csv 2 | tail -n +2)" = "$(seq 1 "$1")" ] ||
+    die "log.csv's steps do not run from 1 to $1 without a gap"
+  [ "$(columns whole/log.csv 2-)" = "$(columns mpi/log.csv 2-)" ] ||
+    { diff <(columns whole/log.csv 2-) <(columns mpi/log.csv 2-) | head >&2; die "log.csv differs"; }
+  summary_has mpi/summary.json '"status":"max_steps"'
+  flat mpi/summary.json | grep -qE '"resumed_at":[0-9]' || die "summary.json has no resumed_at"
+  flat mpi/summary.json | grep -oE '"checkpoint_(max_drain|write)_time":[^,]*' | tr '\n' ' '
+  echo
+}
+
+# DGD killed mid-run, the whole job (rank 0 SIGKILLs itself right after its third checkpoint was
+# renamed into place, core/crash_point.h; mpirun then ends the other ranks), resumed on a fresh
+# job ($1 = training.batch): DGD combines in worker-index order and every worker's minibatch
+# stream travels in the checkpoint, so the resumed run ends where the uninterrupted one does.
+resume_after_kill() {
+  checkpointed_dgd "$1" 60
+  "$mpiexec" --allow-run-as-root --oversubscribe -np 5 -x PACER_TEST_CRASH_AT=checkpoint.renamed:3 \
+    "$pacer" run checkpointed.toml --engine mpi --out mpi >killed.txt 2>&1 &
+  wait_bounded $! 60
+  [ "$rc" != 0 ] || { cat killed.txt >&2; die "the job whose rank 0 was killed exited 0"; }
+  none_left_running
+  [ -f mpi/checkpoint.bin ] || die "no checkpoint.bin after the kill"
+  grep -q '"status": "running"' mpi/summary.json || die "summary.json does not say running"
+  resume_matches_whole 60
+}
+
 case "$check" in
+  resume_dgd)
+    resume_after_kill 0
+    ;;
+
+  resume_dgd_minibatch)
+    resume_after_kill 16
+    ;;
+
+  resume_after_interrupt)
+    # SIGINT to mpirun after the first checkpoint: the run ends "interrupted" (an MPI run cannot
+    # be checkpointed with jobs out, so none is written then) and the resumed run continues from
+    # the last periodic checkpoint to the uninterrupted run's final model.
+    checkpointed_dgd 0 100
+    "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" run checkpointed.toml \
+      --engine mpi --out mpi >interrupted.txt 2>&1 &
+    job=$!
+    for _ in $(seq 1 600); do
+      [ -f mpi/checkpoint.bin ] && break
+      sleep 0.1
+    done
+    [ -f mpi/checkpoint.bin ] || { kill -KILL "$job"; die "no checkpoint within 60 s"; }
+    sleep 0.5
+    kill -INT "$job"
+    wait_bounded "$job" 30
+    grep -q '"status": "interrupted"' mpi/summary.json ||
+      { cat interrupted.txt >&2; die "summary.json does not say interrupted"; }
+    none_left_running
+    resume_matches_whole 100
+    ;;
+
   dgd_matches_sim)
     # DGD, full-batch gradients: the parameter trajectory does not depend on timing, so the MPI
     # run must equal the simulated one bit for bit (final model, loss and gradient-norm columns).

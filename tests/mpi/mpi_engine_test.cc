@@ -13,6 +13,12 @@
 //                 delivered but drained at shutdown (as may be one of the fast workers'); replies
 //                 of one worker arrive in assignment order with the payload, loss and versions its
 //                 worker half produced.
+//   checkpoint    a run whose workers keep state (a count of their jobs, in every payload) is
+//                 checkpointed at its quiet point after 10 replies (the drain holds the jobs
+//                 assigned meanwhile) and runs to its end; a second run in the same job, on fresh
+//                 worker halves, loads that checkpoint and continues it: every worker's sequence
+//                 of (tag, payload) equals the first run's, so the held jobs were sent and the
+//                 workers' state restored. Saving outside the hook's write() is refused.
 // Exits 0 when every rank saw what it expected; prints what differed otherwise.
 #include <chrono>
 #include <cstdio>
@@ -24,6 +30,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 #include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/runtime.h"
 #include "pacer/timing/timing_model.h"
@@ -118,8 +125,133 @@ class ToyMaster : public Master {
   int limit_;
 };
 
+// payload = index + tag + 1000 × (jobs computed before), which the checkpoint restores.
+class CountingWorker : public Worker {
+ public:
+  explicit CountingWorker(int index) : index_(index) {}
+  double units(const Job&) const override { return 1.0; }
+  void compute(const Job& job, const Vec&, WorkerOutput& out) override {
+    out.payload = Vec::Constant(kDim, static_cast<double>(index_ + job.tag + 1000 * count_++));
+    out.loss = 0;
+    out.versions.assign(1, job.tag);
+  }
+  void checkpoint(StateArchive& a) override { a.io(count_); }
+
+ private:
+  int index_;
+  int64_t count_ = 0;
+};
+
+// Gives every worker `jobs` jobs tagged 0, 1, ... and records each worker's payloads.
+class RecordingMaster : public Master {
+ public:
+  RecordingMaster(int workers, int64_t jobs) : next_(workers, 0), seen(workers), jobs_(jobs) {}
+  void start(Cluster& cluster) override {
+    for (int w = 0; w < cluster.num_workers(); ++w) give(w, cluster);
+  }
+  void on_reply(const Reply& reply, Cluster& cluster) override {
+    if (reply.status != ReplyStatus::kOk) fail("{}", reply.error);
+    seen[reply.worker].push_back(static_cast<double>(reply.tag));
+    seen[reply.worker].push_back((*reply.payload)[0]);
+    ++replies;
+    give(reply.worker, cluster);
+  }
+  bool finished() const override {
+    for (const std::vector<double>& s : seen) {
+      if (static_cast<int64_t>(s.size()) < 2 * jobs_) return false;
+    }
+    return true;
+  }
+  void checkpoint(StateArchive& a) override {
+    a.io(next_);
+    a.io(seen);
+    a.io(replies);
+  }
+
+  std::vector<int64_t> next_;
+  std::vector<std::vector<double>> seen;  // per worker: tag, payload[0], tag, ...
+  int64_t replies = 0;
+
+ private:
+  void give(int w, Cluster& cluster) {
+    if (next_[w] < jobs_) cluster.assign(w, Job{next_[w]++}, Vec::Zero(kDim));
+  }
+  int64_t jobs_;
+};
+
+// Saves the cluster and the master once, at the first quiet point after 10 replies.
+class SaveOnce : public CheckpointHook {
+ public:
+  SaveOnce(mpi::MpiCluster& cluster, RecordingMaster& master)
+      : cluster_(cluster), master_(master) {}
+  bool due() override { return bytes.empty() && master_.replies >= 10; }
+  void write() override {
+    if (!cluster_.can_checkpoint_now()) problem = "can_checkpoint_now() is false inside write()";
+    StateArchive a = StateArchive::for_saving();
+    cluster_.checkpoint(a);
+    master_.checkpoint(a);
+    bytes = a.bytes();
+    replies_at_save = master_.replies;
+  }
+  std::string bytes, problem;
+  int64_t replies_at_save = 0;
+
+ private:
+  mpi::MpiCluster& cluster_;
+  RecordingMaster& master_;
+};
+
+// The checkpoint scenario on rank 0 (file comment); returns what went wrong, empty if nothing.
+std::string checkpoint_rank0(const mpi::MpiOptions& options, int workers) {
+  constexpr int64_t kJobs = 20;
+  RecordingMaster whole(workers, kJobs);
+  std::string bytes;
+  {
+    mpi::MpiCluster cluster(options, workers, kDim);
+    SaveOnce hook(cluster, whole);
+    cluster.set_checkpoint_hook(&hook);
+    if (cluster.run(whole, 60) != mpi::MpiCluster::Outcome::kFinished) return "run 1 ended early";
+    if (!hook.problem.empty()) return hook.problem;
+    if (hook.bytes.empty()) return "run 1 wrote no checkpoint";
+    if (hook.replies_at_save < 10) return "the checkpoint came before it was due";
+    StateArchive late = StateArchive::for_saving();
+    try {
+      cluster.checkpoint(late);
+      return "saving after run() was not refused";
+    } catch (const Error&) {
+    }
+    cluster.shutdown(mpi::StopStatus::kOk);
+    nlohmann::json stats;
+    cluster.to_json(stats);
+    if (stats["checkpoints"] != 1) return "run 1's statistics: " + stats.dump();
+    bytes = hook.bytes;
+  }
+  RecordingMaster resumed(workers, kJobs);
+  mpi::MpiCluster cluster(options, workers, kDim);
+  StateArchive a = StateArchive::for_loading(bytes, "the test's checkpoint");
+  cluster.checkpoint(a);
+  resumed.checkpoint(a);
+  a.expect_end();
+  if (cluster.run(resumed, 60) != mpi::MpiCluster::Outcome::kFinished) return "run 2 ended early";
+  cluster.shutdown(mpi::StopStatus::kOk);
+  nlohmann::json stats;
+  cluster.to_json(stats);
+  if (stats["resumed_at"].is_null()) return "run 2 does not say it was resumed";
+  for (int w = 0; w < workers; ++w) {
+    if (resumed.seen[w] != whole.seen[w]) {
+      return fmt::format("worker {}: the resumed run's replies differ from the whole run's", w);
+    }
+  }
+  return {};
+}
+
 int run_rank0(const std::string& scenario, const mpi::MpiOptions& options, int workers) {
   std::string problem;
+  if (scenario == "checkpoint") {
+    problem = checkpoint_rank0(options, workers);
+    if (!problem.empty()) std::fprintf(stderr, "FAIL (checkpoint, rank 0): %s\n", problem.c_str());
+    return problem.empty() ? 0 : 1;
+  }
   mpi::MpiCluster cluster(options, workers, kDim);
   if (scenario == "worker_error") {
     ToyMaster master(workers, 1000);
@@ -180,11 +312,25 @@ int run_rank0(const std::string& scenario, const mpi::MpiOptions& options, int w
 
 int run_worker(const std::string& scenario, const mpi::MpiOptions& options, int workers) {
   const int index = mpi::rank() - 1;
-  Config config = Config::parse(scenario == "lost_rejoin"
-                                    ? "[timing]\nmodel = \"fixed\"\ntau = 0.01\n"
-                                    : "[timing]\nmodel = \"fixed\"\ntau = [0.01, 0.01, 0.5]\n",
-                                "test");
+  // checkpoint: worker 2 is the slowest, so the drain holds the others' next jobs for it.
+  const char* timing_toml = scenario == "lost_rejoin" ? "[timing]\nmodel = \"fixed\"\ntau = 0.01\n"
+                            : scenario == "checkpoint"
+                                ? "[timing]\nmodel = \"fixed\"\ntau = [0.01, 0.02, 0.05]\n"
+                                : "[timing]\nmodel = \"fixed\"\ntau = [0.01, 0.01, 0.5]\n";
+  Config config = Config::parse(timing_toml, "test");
   auto timing = make_timing_model(config, workers, 1);
+  if (scenario == "checkpoint") {
+    // Two runs, each on a fresh worker half.
+    for (int run = 0; run < 2; ++run) {
+      CountingWorker counting(index);
+      if (mpi::serve_jobs(counting, *timing, index, 1, options, kDim) != mpi::StopStatus::kOk) {
+        std::fprintf(stderr, "FAIL (checkpoint, rank %d): run %d did not stop ok\n", mpi::rank(),
+                     run);
+        return 1;
+      }
+    }
+    return 0;
+  }
   ToyWorker worker(index, scenario == "worker_error" && index == 1 ? 3 : -1,
                    scenario == "lost_rejoin" && index == 2 ? 2 : -1);
   mpi::StopStatus status = mpi::serve_jobs(worker, *timing, index, 1, options, kDim);
@@ -204,9 +350,11 @@ int run_worker(const std::string& scenario, const mpi::MpiOptions& options, int 
 int main(int argc, char** argv) {
   using namespace pacer;
   const std::string scenario = argc > 1 ? argv[1] : "";
-  if (scenario != "worker_error" && scenario != "drain" && scenario != "lost_rejoin") {
+  if (scenario != "worker_error" && scenario != "drain" && scenario != "lost_rejoin" &&
+      scenario != "checkpoint") {
     std::fprintf(stderr,
-                 "usage: mpirun -np 4 pacer_mpi_engine_test worker_error|drain|lost_rejoin\n");
+                 "usage: mpirun -np 4 pacer_mpi_engine_test "
+                 "worker_error|drain|lost_rejoin|checkpoint\n");
     return 2;
   }
   int status = 1;

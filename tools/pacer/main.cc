@@ -1,8 +1,11 @@
 // pacer: the command-line program. One function per subcommand; the table in main() wires them.
 //
 // Exit status: 0 on success, 1 when pacer reports an error (one line on stderr naming the key or
-// file and what was expected), 2 on a command-line usage error, 130 when an MPI run was
-// interrupted (SIGINT/SIGTERM; its outputs are written with status "interrupted").
+// file and what was expected), 2 on a command-line usage error, 130 (SIGINT) or 143 (SIGTERM)
+// when `run` or `compare` was interrupted on either engine (core/interrupt.h): a run stops
+// between two events (simulator) or in its poll loop (MPI) and writes its outputs with status
+// "interrupted"; a comparison stops at that run and keeps the runs it completed. A signal that
+// comes after the run's last update changes nothing: the run ends as it would have.
 //
 // MPI. `run` and `compare` with --engine mpi (or engine.name = "mpi" in the config) start MPI:
 // rank 0 runs the command, ranks 1..n serve it (serve_mpi_worker_rank) and exit with the status
@@ -21,6 +24,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
+#include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/data/loaders.h"
 #include "pacer/experiment/compare.h"
@@ -43,6 +47,7 @@ struct ConfigArgs {
   std::vector<std::string> unsets;     // --unset, in command-line order
   std::string out_dir;
   std::string engine;  // --engine: sets engine.name
+  std::string resume;  // run --resume DIR: the run in DIR, its config DIR/config.toml
   // The subcommand and its --set / --unset options: their interleaving (parse_order) is the
   // order the edits apply in.
   const CLI::App* command = nullptr;
@@ -53,7 +58,7 @@ struct ConfigArgs {
 // The config file with the --set and --unset edits applied in command-line order (an --unset
 // removes a key of the file or of an earlier --set), then --engine.
 Config load_config(const ConfigArgs& args) {
-  Config config = Config::load(args.path);
+  Config config = Config::load(args.resume.empty() ? args.path : args.resume + "/config.toml");
   size_t next_set = 0, next_unset = 0;
   if (args.command) {
     for (const CLI::Option* option : args.command->parse_order()) {
@@ -149,9 +154,20 @@ std::string format_target(const nlohmann::json& summary) {
 }
 
 int command_run(const ConfigArgs& args) {
+  if (args.resume.empty() == args.path.empty()) {
+    std::fprintf(stderr, "pacer run: give either CONFIG or --resume DIR\n");
+    return 2;
+  }
+  if (!args.resume.empty() && !args.out_dir.empty() && args.out_dir != args.resume) {
+    std::fprintf(stderr, "pacer run: --out: a resumed run continues in its own folder, DIR\n");
+    return 2;
+  }
   Config config = load_config(args);
   RunOptions options;
-  options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) : args.out_dir;
+  options.resume = !args.resume.empty();
+  options.out_dir = options.resume         ? args.resume
+                    : args.out_dir.empty() ? default_out_dir(args.path)
+                                           : args.out_dir;
   RunOutcome outcome = run_experiment(config, options);
   const nlohmann::json& s = outcome.summary;
   if (outcome.status == "interrupted") {
@@ -159,7 +175,7 @@ int command_run(const ConfigArgs& args) {
                 s["method"].get<std::string>().c_str(),
                 static_cast<long long>(s["steps"].get<int64_t>()), s["time"].get<double>(),
                 options.out_dir.c_str());
-    return 130;
+    return interrupt_exit_status();
   }
   if (outcome.status == "diverged") {
     fail(
@@ -234,9 +250,20 @@ int command_version() {
   return 0;
 }
 
-void add_config_args(CLI::App* command, ConfigArgs& args) {
+// `resumable`: the command also takes --resume DIR instead of a config (run).
+void add_config_args(CLI::App* command, ConfigArgs& args, bool resumable = false) {
   args.command = command;
-  command->add_option("config", args.path, "run configuration (TOML)")->required();
+  CLI::Option* config = command->add_option("config", args.path, "run configuration (TOML)");
+  if (resumable) {
+    command
+        ->add_option("--resume", args.resume,
+                     "continue the run in DIR from its last checkpoint (checkpoint.every_steps "
+                     "or checkpoint.every_s); --set may change only max_steps, max_time, "
+                     "max_work, target.* and checkpoint.*")
+        ->excludes(config);
+  } else {
+    config->required();
+  }
   args.set_option =
       command
           ->add_option("--set", args.overrides,
@@ -297,7 +324,7 @@ int main(int argc, char** argv) {
 
   ConfigArgs run_args;
   CLI::App* run = app.add_subcommand("run", "train with one method; writes log.csv, summary.json");
-  add_config_args(run, run_args);
+  add_config_args(run, run_args, /*resumable=*/true);
 
   ConfigArgs compare_args;
   std::string methods;
@@ -371,6 +398,9 @@ int main(int argc, char** argv) {
   }
 #endif
 
+  // After MPI has started (mpi::init installs the same handlers): SIGINT and SIGTERM stop a run
+  // cleanly instead of ending the process.
+  if (config_args != nullptr) install_interrupt_handlers();
   int status = 0;
   try {
     if (*run) status = command_run(run_args);
@@ -378,6 +408,9 @@ int main(int argc, char** argv) {
     if (*info) status = command_data_info(data_path);
     if (*fit) status = command_fit(fit_path, fit_out);
     if (*version) status = command_version();
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "pacer: %s\n", e.what());
+    status = interrupt_exit_status();
   } catch (const Error& e) {
     std::fprintf(stderr, "pacer: error: %s\n", e.what());
     status = 1;

@@ -17,6 +17,8 @@
 
 namespace pacer {
 
+class StateArchive;
+
 // out = Σ_{i∈workers} weights[i] · message(i), accumulated in the order of `workers` (callers
 // pass increasing worker index). `message(i)` returns a const Vec& of out's dimension. With no
 // workers, out is set to zero (keeping its size).
@@ -66,6 +68,9 @@ class ExactDecoder {
   int64_t cached_sets() const { return static_cast<int64_t>(cache_.size()); }
   double max_abs_seen() const { return max_abs_seen_; }  // over every decode() call
   double max_residual_seen() const { return max_residual_seen_; }
+  // The cached responder sets (re-solved when loading: solve() is deterministic) and the
+  // statistics, for checkpoints (core/state.h).
+  void checkpoint(StateArchive& a);
 
  private:
   struct KeyHash {

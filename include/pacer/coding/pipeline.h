@@ -24,6 +24,8 @@
 
 namespace pacer {
 
+class StateArchive;
+
 class PipelineCache {
  public:
   // `partitions` = S_i in its fixed order (c >= 1 entries), `offset` = o (any integer >= 0).
@@ -52,6 +54,8 @@ class PipelineCache {
   void combine(std::span<const double> weights, Vec& out) const;
   // The versions of the c slots, in slot order (what a reply reports for staleness).
   void versions(std::vector<int64_t>& out) const { out.assign(versions_.begin(), versions_.end()); }
+  // The slots' gradients and versions, for checkpoints (core/state.h).
+  void checkpoint(StateArchive& a);
 
  private:
   std::vector<int> partitions_;

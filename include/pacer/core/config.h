@@ -108,6 +108,9 @@ class Config {
 
   // The resolved configuration: every key present plus every fallback a getter returned.
   std::string to_toml() const;
+  // Every key present in the document (not the fallbacks), as a command line writes its value
+  // (a string bare, anything else as TOML), by key. Marks nothing as read.
+  std::map<std::string, std::string> values() const;
 
   const std::string& source() const { return source_; }
 

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -34,26 +36,52 @@ void log_debug(fmt::format_string<Args...> f, Args&&... args) {
     log_message(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 
-// A single self-overwriting status line on stderr for long runs. It prints only when stderr is a
-// terminal, the log level is kInfo or lower, and the run has lasted more than one second; it
-// redraws at most five times a second, and clears itself on destruction.
+// The progress of a long run on stderr, at log level kInfo or lower (not under --quiet).
+//   * On a terminal: one self-overwriting line, drawn once the run has lasted one second,
+//     redrawn at most five times a second, cleared by clear() and on destruction.
+//   * Elsewhere (a batch job's log file, nohup): a plain log line "pacer: info: LABEL  STATUS  ..."
+//     every PACER_PROGRESS_S seconds of wall time (default 10; 0 = none), never more often, the
+//     first one interval after the start: a batch log grows by one line per interval whatever
+//     the run's speed.
+// Both show the wall time so far and, when the caller says how much of its budget is done, the
+// estimated time left (ETA) at the rate so far.
 class ProgressLine {
  public:
-  explicit ProgressLine(std::string label);
+  struct Options {
+    bool terminal = false;          // draw the self-overwriting line
+    double interval_s = 10;         // not a terminal: seconds between plain lines (0 = none)
+    std::function<double()> clock;  // wall seconds (default: the steady clock)
+    std::function<void(std::string_view)> write;  // default: stderr
+  };
+  // This process's: terminal = isatty(stderr), interval_s from PACER_PROGRESS_S (a number of
+  // seconds >= 0; default 10, also for a value that is not one); nothing at all when the log
+  // level is above kInfo.
+  static Options from_environment();
+
+  explicit ProgressLine(std::string label) : ProgressLine(std::move(label), from_environment()) {}
+  ProgressLine(std::string label, Options options);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // Cheap to call on every step: it returns at once unless a redraw is due.
-  void update(const std::string& status);
+  // Whether update() would print now: cheap, for callers whose status costs to build.
+  bool due() const;
+  // Prints `status` if due(). `done`: the part of the run's budget done so far, in (0, 1], for
+  // the ETA; NaN (or <= 0) when unknown.
+  void update(const std::string& status, double done = std::numeric_limits<double>::quiet_NaN());
   void clear();
 
  private:
+  double now() const;
+
   std::string label_;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_draw_;
-  bool enabled_;
-  bool drawn_ = false;
+  Options options_;
+  double start_ = 0;
+  double last_ = 0;     // when the last line was drawn or printed
+  bool drawn_ = false;  // the terminal line is on screen
 };
+
+// "42 s", "12 min 5 s", "3 h 20 min": a duration for people.
+std::string format_duration(double seconds);
 
 }  // namespace pacer

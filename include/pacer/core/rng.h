@@ -17,6 +17,8 @@
 
 namespace pacer {
 
+class StateArchive;
+
 class Rng {
  public:
   Rng(uint64_t seed, std::string_view purpose, uint64_t index = 0);
@@ -34,6 +36,9 @@ class Rng {
   double pareto(double alpha);
   // Gamma(shape, 1) for shape > 0 (Marsaglia-Tsang).
   double gamma(double shape);
+
+  // The stream's position (the generator's state and a cached normal), for checkpoints.
+  void checkpoint(StateArchive& a);
 
   // Fisher-Yates shuffle of v.
   template <typename T>

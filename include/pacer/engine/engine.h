@@ -25,6 +25,17 @@
 
 namespace pacer {
 
+// What an engine calls to checkpoint a run (EngineRun::set_checkpoint_hook).
+class CheckpointHook {
+ public:
+  virtual ~CheckpointHook() = default;
+  // Whether a checkpoint is due (cheap: called at every quiet point). Must not change the run.
+  virtual bool due() = 0;
+  // Writes a checkpoint of the whole run, the engine's state included (EngineRun::checkpoint).
+  // Must not change the run. Throws Error when it cannot be written.
+  virtual void write() = 0;
+};
+
 // How a run ended, for EngineRun::stop.
 enum class EndKind { kOk, kError, kInterrupted };
 
@@ -56,6 +67,20 @@ class EngineRun {
   virtual void exclude_time(double /*seconds*/) {}
   // summary.json's engine_stats.
   virtual void stats(nlohmann::json& out) const = 0;
+
+  // Checkpoints (experiment/checkpoint.h). With a hook set, run() asks hook->due() at every
+  // quiet point and, when it is, calls hook->write() at a quiet point soon after (at once on the
+  // simulator; on MPI once the jobs in flight have come back, see mpi_engine.h). A quiet point is
+  // a moment at which the whole run's state is consistent: between two events, outside every
+  // master callback. `hook` outlives run(); null = no checkpoints.
+  virtual void set_checkpoint_hook(CheckpointHook* /*hook*/) {}
+  // Visits the engine's state and its worker halves' (core/state.h), from hook->write() or, to
+  // load, before run(): after loading, run() continues the saved run without starting the master
+  // again. An engine that cannot be checkpointed keeps this default, which throws Error.
+  virtual void checkpoint(StateArchive& /*a*/) { refuse_checkpoint("this engine's run"); }
+  // Whether checkpoint() can save the run now, after run() returned (an interrupted run's last
+  // checkpoint): true on the simulator; an engine whose workers may be inside a job says false.
+  virtual bool can_checkpoint_now() const { return true; }
 };
 
 // An engine with its keys read and checked.

@@ -12,6 +12,10 @@
 // question, the table, the figures, the tuned values and one line per method against the best),
 // the figures, and each run's folder <spec>/seed<k>/ (tuning runs under tuning/<spec>/<value>/).
 // Same config and seeds ⇒ byte-identical tables and report.
+//
+// After SIGINT or SIGTERM (core/interrupt.h) the comparison stops at the run it was in (that run's
+// folder says "interrupted") and run_comparison throws Interrupted: the completed runs' folders
+// are kept, and the table, figures and report are not written.
 #pragma once
 
 #include <string>

@@ -28,7 +28,13 @@ struct Problem {
 Problem build_problem(const Config& config, uint64_t seed);
 
 struct RunOptions {
-  // Where to write config.toml, log.csv and summary.json; empty = write nothing.
+  // The run's folder; empty = write nothing (log.csv is then kept in memory). Once the run is
+  // built and checked, the folder is created (core/run_folder.h: an earlier run's folder is
+  // replaced as a whole, and only a run's folder or an empty one is) holding config.toml,
+  // log.csv's header and summary.json with "status": "running"; log.csv then streams into it
+  // in whole rows (Recorder::stream_log), summary.json, evals.csv and trace.csv are rewritten at
+  // evaluations, at most every PACER_STREAM_INTERVAL_S seconds of wall time (default 2; 0 = at
+  // every evaluation), and the final files are written at the end.
   std::string out_dir;
   // Reuse a Problem built from the same data/partition/model keys and seed (pacer compare).
   const Problem* problem = nullptr;
@@ -42,10 +48,17 @@ struct RunOptions {
   // the timing model's mean unit times, null when it states none), max_steps, max_time, targets,
   // target_on, target_hold and stop_at_targets.
   bool dry_run = false;
+  // Continue the run in out_dir from its checkpoint.bin (experiment/checkpoint.h) instead of
+  // starting one: `config` must be that run's configuration (its config.toml), changed only in
+  // keys that extend the run (key_extends_run; anything else is an Error naming the keys). The
+  // folder is continued, not replaced; log.csv is cut back to the checkpoint and continued. On
+  // the simulator the outputs are then byte for byte those of the uninterrupted run (unless an
+  // extending key changed; summary.json's resumed_with_changes then lists the changes).
+  bool resume = false;
 };
 
 struct RunOutcome {
-  // See Recorder::status(), or "interrupted" (MPI engine, SIGINT/SIGTERM). A "diverged" run
+  // See Recorder::status(), or "interrupted" (SIGINT/SIGTERM, either engine). A "diverged" run
   // returns normally, its outputs written and summary["divergence"] saying why: pacer run reports
   // it as an error, pacer compare counts it.
   std::string status;
@@ -62,9 +75,14 @@ struct RunOutcome {
 // writes model.bin, the final model as raw native-endian doubles (for bit-exact comparisons).
 // Bad configuration is an Error before anything runs. A diverged run, and one the method ended
 // because too many workers were lost (status "too_many_lost", summary "error" saying which),
-// write their outputs and return normally; summary.json's lost_workers lists every loss. An
-// interrupted MPI run writes its outputs (status "interrupted", no final evaluation) before
-// stopping the workers. Outputs are written atomically.
+// write their outputs and return normally; summary.json's lost_workers lists every loss. A run
+// interrupted by SIGINT or SIGTERM (core/interrupt.h: the caller installs the handlers, as pacer
+// does; the simulator stops between two events, MPI in rank 0's poll loop) writes its outputs
+// with status "interrupted" and no final evaluation (before stopping MPI workers), and returns
+// status "interrupted". Every file is complete whenever it is looked at (RunOptions::out_dir).
+// A file that cannot be written (a full disk) is an Error naming it; before the folder was
+// swapped in, the earlier run is untouched. An Error during the run writes the outputs with
+// status "error" and its message first.
 // The config.toml written (and sent to MPI workers) leaves out the file keys that a component
 // switch dropped (Config::drop_replaced_keys); `config` itself is not changed.
 RunOutcome run_experiment(const Config& config, const RunOptions& options);

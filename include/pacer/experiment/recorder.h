@@ -29,6 +29,10 @@
 // Besides log.csv the recorder keeps two small series for figures: evals.csv (one row per
 // evaluation) and trace.csv (the reported loss as block means over consecutive updates, at most
 // 2 * kTraceBlocks rows whatever the run's length).
+//
+// log.csv is kept in memory (log_csv()) until stream_log() sends it to its file: then it is
+// written as the run goes, in whole rows only, and the recorder holds only the rows not yet
+// written (DESIGN.md section 6, "Every run also streams").
 #pragma once
 
 #include <cstdint>
@@ -40,7 +44,9 @@
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/core/files.h"
 #include "pacer/core/log.h"
+#include "pacer/core/state.h"
 #include "pacer/data/dataset.h"
 #include "pacer/method/trainer.h"
 #include "pacer/model/objective.h"
@@ -85,11 +91,21 @@ class LossTrace {
   void add(const UpdateRecord& record);
   // "time,step,work_units,loss" rows, the open block included.
   std::string csv() const;
+  // The blocks and the stride, for checkpoints (core/state.h).
+  void checkpoint(StateArchive& a);
 
  private:
   struct Block {
     double time = 0, work_units = 0, loss_sum = 0;
     int64_t step = 0, count = 0, updates = 0;
+    void checkpoint(StateArchive& a) {
+      a.io(time);
+      a.io(work_units);
+      a.io(loss_sum);
+      a.io(step);
+      a.io(count);
+      a.io(updates);
+    }
   };
   void merge_pairs();
   std::vector<Block> blocks_;
@@ -119,6 +135,32 @@ class Recorder : public Monitor {
     evaluation_listener_ = std::move(listener);
   }
 
+  // Streaming (run_experiment with an output folder). From now on log.csv's rows go to the file
+  // `path`, which already holds log_header(): appended and flushed, whole rows only, at every
+  // evaluation, at least every `interval_s` seconds of wall time and whenever 1 MiB is collected,
+  // so the file always ends with a complete row. Throws Error naming the file when it cannot be
+  // opened; a write that fails (a full disk) is an Error naming the file, thrown from on_update,
+  // flush_log or finish (the run then ends with that error): a row is never silently lost.
+  void stream_log(const std::string& path, double interval_s);
+  // Writes every complete row so far to log.csv and returns the file's length in bytes (0 when
+  // not streaming): a checkpoint records it for resume_log.
+  uint64_t flush_log();
+  // Continues a stopped run's log.csv (after stream_log on it, before the run goes on): cuts the
+  // file to `length` bytes, flush_log()'s answer when the checkpoint was written, so that the
+  // resumed run's rows follow the checkpoint's last one. Throws Error naming the file when it is
+  // shorter than `length` or `length` does not end a row.
+  void resume_log(uint64_t length);
+  // When streaming: called after an evaluation once its row is in log.csv (the run going on), at
+  // most once per interval_s of wall time. run_experiment rewrites summary.json ("status":
+  // "running"), evals.csv and trace.csv there.
+  void set_snapshot_listener(std::function<void()> listener) {
+    snapshot_listener_ = std::move(listener);
+  }
+  // log.csv's first line (with its newline).
+  static std::string_view log_header();
+  // Whether a row is in the log (recorded by this recorder, or continued by resume_log).
+  bool recorded() const { return last_row_start_ >= 0; }
+
   // "target_reached", "max_steps", "max_time", "max_work", "diverged", a status the method
   // stopped the run with (on_stopped: "too_many_lost"), or "stopped" (the engine ended it).
   const std::string& status() const { return status_; }
@@ -126,11 +168,17 @@ class Recorder : public Monitor {
   const std::string& stop_reason() const { return stop_reason_; }
   // Why a "diverged" run diverged (non-finite values, or the growth rule and its numbers).
   const std::string& divergence() const { return divergence_; }
+  // log.csv, header included, when not streaming; empty once stream_log() was called.
   const std::string& log_csv() const { return log_; }
   const std::string& evals_csv() const { return evals_; }
   std::string trace_csv() const { return trace_.csv(); }
   // Adds the monitor's part of summary.json: targets, step times, work, final metrics.
   void summarize(nlohmann::json& out) const;
+  // Everything but log.csv's rows (the checkpoint records the log's length; flush_log): the
+  // evaluation schedule, targets' hold counters, divergence counters, step times, evals.csv and
+  // the loss trace. Loading into a recorder whose targets changed (an extended run) keeps the
+  // counters of the targets both have and starts the new ones afresh.
+  void checkpoint(StateArchive& a);
 
  private:
   struct Evaluated {
@@ -143,6 +191,19 @@ class Recorder : public Monitor {
   Evaluated evaluate(const Vec& x, const UpdateRecord& at);
   bool evaluation_due(const UpdateRecord& record);
   void append_row(const UpdateRecord& record, const Evaluated* eval);
+  // Whether the run goes on after `record` (the stop rules; sets status_ when not).
+  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x);
+  // log.csv, in memory or streamed: its length, appending, cutting it to `length` bytes.
+  uint64_t log_length() const;
+  void append_log(std::string_view text);
+  void cut_log(uint64_t length);
+  // When streaming, after a row: flushes when due and calls the snapshot listener.
+  void stream(bool evaluated);
+  // Gives the last row the final evaluation's columns.
+  void fill_last_row(const Evaluated& e);
+  // The part of the budget (max_steps, max_time, max_work: the nearest) done at `r`, in [0, 1].
+  double budget_done(const UpdateRecord& r) const;
+  void show_progress(const UpdateRecord& r);
   void check_target(double loss, const UpdateRecord& record);
   // Applies the divergence growth rule (StopRules) to one reported, finite loss; true when it
   // fires (divergence_ then says why).
@@ -157,7 +218,14 @@ class Recorder : public Monitor {
   Vec full_gradient_;
   ProgressLine progress_;
 
-  std::string log_;
+  std::string log_;      // log.csv while not streaming
+  AppendFile log_file_;  // log.csv once streaming
+  double stream_interval_s_ = 2;
+  double last_flush_wall_ = 0;
+  double last_snapshot_wall_ = 0;
+  std::function<void()> snapshot_listener_;
+  int64_t last_row_start_ = -1;  // where log.csv's last row starts; -1 = no row
+  std::string last_row_;         // that row
   std::string evals_;
   LossTrace trace_;
   std::function<void(double)> evaluation_listener_;

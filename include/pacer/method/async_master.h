@@ -49,6 +49,8 @@ class AsyncMaster : public TrainingMaster {
   // Per-worker counts (arrivals, updates caused, gradients used and discarded), cancelled jobs,
   // observed mean job time per work unit, the delay histogram, then summarize_method's entries.
   void summarize(nlohmann::json& out) const final;
+  // Arrival records, observed unit times, the live mask and statistics; then checkpoint_method.
+  void checkpoint(StateArchive& a) final;
 
  protected:
   // The method's rule for one arriving gradient (reply.payload) with delay `delay` = δ. The
@@ -56,6 +58,8 @@ class AsyncMaster : public TrainingMaster {
   virtual void on_gradient(const Reply& reply, int64_t delay, Cluster& cluster) = 0;
   // Method-specific additions to summary.json.
   virtual void summarize_method(nlohmann::json& /*out*/) const {}
+  // The method's own state across arrivals (τ estimates, tables, rounds), for checkpoints.
+  virtual void checkpoint_method(StateArchive& /*a*/) {}
   // Called every time a worker is sent a job, with the job's tag.
   virtual void on_assigned(int /*worker*/, int64_t /*tag*/) {}
   // The method's part of a loss (live(worker) is already false) and of a return (already true,
@@ -124,6 +128,8 @@ class GradientTable {
   // Takes `worker` out of the table (a lost worker: its entry is emptied and every rule below
   // then ranges over the members only) or puts it back (empty). Membership survives clear().
   void set_member(int worker, bool member);
+  // The entries (a sum only where a count is non-zero: the others are zero) and membership.
+  void checkpoint(StateArchive& a);
 
   // n: the members (every worker unless some were taken out).
   int workers() const { return members_; }
@@ -189,6 +195,7 @@ class RoundMaster : public AsyncMaster {
   void on_worker_lost(int worker, Cluster& cluster) final;
   void on_worker_rejoined(int worker) final;
   void summarize_method(nlohmann::json& out) const override;
+  void checkpoint_method(StateArchive& a) override;
   double round_size() const { return round_size_; }
 
  private:

@@ -49,6 +49,9 @@ class PipelineWorker : public PartitionWorkerBase {
   void compute(const Job& job, const Vec& x, WorkerOutput& out) override;
   const PipelineCache& cache() const { return cache_; }
 
+ protected:
+  void checkpoint_worker(StateArchive& a) override { cache_.checkpoint(a); }
+
  private:
   PipelineCache cache_;
   std::vector<double> coefficients_;

@@ -12,6 +12,10 @@ namespace pacer {
 // What every partition-gradient worker holds: the shared objective, its own scratch memory, its
 // own minibatch stream Rng(seed, "minibatch", worker), and a gradient buffer.
 class PartitionWorkerBase : public Worker {
+ public:
+  // The minibatch stream's position, then checkpoint_worker.
+  void checkpoint(StateArchive& a) final;
+
  protected:
   PartitionWorkerBase(std::shared_ptr<const Objective> objective, int worker, uint64_t seed);
   // g_p(x) into `gradient` (resized to the model dimension if needed); returns the minibatch
@@ -19,6 +23,8 @@ class PartitionWorkerBase : public Worker {
   double evaluate(int p, const Vec& x, Vec& gradient);
   const Objective& objective() const { return *objective_; }
   int index() const { return worker_; }
+  // A worker's own state between jobs (caches), for checkpoints.
+  virtual void checkpoint_worker(StateArchive& /*a*/) {}
 
  private:
   std::shared_ptr<const Objective> objective_;

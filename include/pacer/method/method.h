@@ -25,6 +25,8 @@ class TrainingMaster : public Master {
   // summary.json's lost_workers: one entry per loss, {worker, time, step} and, for a worker that
   // came back, rejoined_time.
   nlohmann::json lost_workers_json() const;
+  // The record of losses; SyncMaster and AsyncMaster add theirs (call this first).
+  void checkpoint(StateArchive& a) override;
 
  protected:
   explicit TrainingMaster(Trainer& trainer) : trainer_(trainer) {}
@@ -48,6 +50,12 @@ class TrainingMaster : public Master {
     double time;
     int64_t step;
     double rejoined_time = -1;  // < 0: still lost
+    void checkpoint(StateArchive& a) {
+      a.io(worker);
+      a.io(time);
+      a.io(step);
+      a.io(rejoined_time);
+    }
   };
   std::vector<Loss> losses_;
 };

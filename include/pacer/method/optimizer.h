@@ -18,6 +18,8 @@
 
 namespace pacer {
 
+class StateArchive;
+
 struct OptimizerOptions {
   double lr = 0.1;
   double momentum = 0;
@@ -41,6 +43,8 @@ class Optimizer {
   double learning_rate(int64_t step) const;
   // Applies one update in place; returns the stepsize η used (learning_rate(step) · scale).
   double apply(Vec& x, const Vec& direction, int64_t step, double scale);
+  // The momentum buffer (core/state.h); the options come from the configuration.
+  void checkpoint(StateArchive& a);
 
  private:
   OptimizerOptions options_;

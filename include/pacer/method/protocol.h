@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pacer/core/state.h"
 #include "pacer/core/vector.h"
 
 namespace pacer {
@@ -84,6 +85,9 @@ class Worker {
   // Answers `job` at model `x`: fills out.payload (resized to the model dimension), out.loss and
   // out.versions. Called exactly once per job that is not cancelled, in assignment order.
   virtual void compute(const Job& job, const Vec& x, WorkerOutput& out) = 0;
+  // Visits the worker's state between jobs (core/state.h: caches, random streams), for
+  // checkpoints. A worker that cannot be checkpointed keeps this default, which throws Error.
+  virtual void checkpoint(StateArchive& /*a*/) { refuse_checkpoint("this worker"); }
 };
 
 // The engine as the master sees it.
@@ -132,6 +136,10 @@ class Master {
   // True once the run should end (a target or a limit was reached). Engines stop delivering
   // replies when it becomes true.
   virtual bool finished() const = 0;
+  // Visits the master's state between two engine events (core/state.h), for checkpoints: after
+  // loading it, the engine continues the run without calling start() again. A master that cannot
+  // be checkpointed keeps this default, which throws Error.
+  virtual void checkpoint(StateArchive& /*a*/) { refuse_checkpoint("this master"); }
 };
 
 }  // namespace pacer

@@ -45,6 +45,9 @@ class SyncMaster : public TrainingMaster {
   void on_lost(int worker, Cluster& cluster) override;
   void on_rejoined(int worker, Cluster& cluster) override;
   void summarize(nlohmann::json& out) const override;
+  // The current step's messages (only those that arrived: a decoder reads no other), the
+  // assignment and loss records and the statistics; then checkpoint_method.
+  void checkpoint(StateArchive& a) final;
 
  protected:
   // True when the messages received so far for the current step suffice to close it.
@@ -54,6 +57,8 @@ class SyncMaster : public TrainingMaster {
   virtual void decode(Vec& g, std::vector<int>& used) = 0;
   // Method-specific additions to summary.json (decode statistics).
   virtual void summarize_method(nlohmann::json& /*out*/) const {}
+  // The method's own state across steps (decoder caches, statistics), for checkpoints.
+  virtual void checkpoint_method(StateArchive& /*a*/) {}
   // What the close rule needs of the survivors, for the too_many_lost message ("at most s = 1
   // workers lost"), and what the user could do instead (may be empty).
   virtual std::string lost_requirement() const = 0;

@@ -11,6 +11,8 @@
 
 namespace pacer {
 
+class StateArchive;
+
 // One master update, as recorded in log.csv.
 struct UpdateRecord {
   int64_t step = 0;       // updates applied so far, this one included (filled by Trainer)
@@ -24,6 +26,8 @@ struct UpdateRecord {
   double staleness = 0;  // mean age, in updates, of the gradients used
   int worker = -1;       // asynchronous methods: the worker whose arrival caused the update
   double stepsize = 0;   // η actually used (filled by Trainer)
+
+  void checkpoint(StateArchive& a);
 };
 
 // Observes a run (implemented by the experiment layer: logging, evaluation, targets).
@@ -64,6 +68,9 @@ class Trainer {
     if (!finished_) monitor_.on_stopped(status, reason);
     finished_ = true;
   }
+
+  // The model, the optimizer's state and the counters (core/state.h).
+  void checkpoint(StateArchive& a);
 
  private:
   Vec x_;

@@ -14,6 +14,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/rng.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 
@@ -40,6 +41,9 @@ class TimingModel {
   // (its delay is per job, whatever u): it returns the mean of a ONE-unit job, τ_i + p·m with
   // p = q (or k/n), and a job of u units has mean u·τ_i + p·m.
   virtual std::optional<double> mean_unit_time(int worker) const = 0;
+  // The model's own state, for checkpoints (core/state.h): none for the immutable models, each
+  // worker's replay position for trace.
+  virtual void checkpoint(StateArchive& /*a*/) {}
 };
 
 // Cost of one message: latency + bytes / bandwidth. Both 0 (the default) means free messages.

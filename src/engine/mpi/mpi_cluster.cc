@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "pacer/core/log.h"
@@ -56,6 +59,16 @@ void wait_request(MPI_Request& request, const char* what, int peer, int tag, int
 void sleep_until(double deadline) {
   const double left = deadline - wall_seconds();
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+}
+
+// Throws unless `bytes` of state fit one MPI message (an int count).
+void check_state_size(uint64_t bytes, int worker) {
+  if (bytes > static_cast<uint64_t>(INT_MAX)) {
+    fail(
+        "MPI engine: worker {}'s state for a checkpoint is {} bytes; one MPI message carries at "
+        "most {}",
+        worker, bytes, INT_MAX);
+  }
 }
 
 // Cancels a posted receive that no message will match any more.
@@ -120,6 +133,12 @@ struct MpiCluster::Impl {
     int64_t tag = -1;      // of the dropped job
     double elapsed = 0;    // how long that job had been out
     double rejoined = -1;  // run time of the late reply that brought the worker back; -1 = none
+    void checkpoint(StateArchive& a) {
+      a.io(time);
+      a.io(tag);
+      a.io(elapsed);
+      a.io(rejoined);
+    }
   };
   struct Slot {
     bool busy = false;
@@ -154,6 +173,34 @@ struct MpiCluster::Impl {
     double injected_time = 0;       // Σ injected seconds of delivered replies
     double round_trip = 0;          // Σ (reply handled − assign) of delivered replies
     std::vector<double> job_times;  // of delivered replies
+    // Checkpoints (mpi_cluster.h): the job assign() held during a drain (busy, tag and model are
+    // set; it is sent once the checkpoint is written), and the worker's state (fetched for a
+    // save; to be sent after a load).
+    bool held = false;
+    std::string state;
+    // An error report that arrived while the states were fetched: delivered after the fetch.
+    std::optional<std::pair<ReplyHeader, std::string>> deferred_error;
+
+    // What a checkpoint records of this worker (Impl::checkpoint).
+    void checkpoint(StateArchive& a) {
+      a.io(held);
+      if (held) {
+        a.io(tag);
+        a.io(model);
+      }
+      a.io(lost);
+      a.io(losses);
+      a.io(rejoins);
+      a.io(replies);
+      a.io(drained);
+      a.io(busy_time);
+      a.io(compute_time);
+      a.io(injected_time);
+      a.io(round_trip);
+      a.io(job_times);
+      a.io(state);
+      if (a.loading()) busy = held;
+    }
   };
 
   Impl(const MpiOptions& o, int n, int64_t d)
@@ -249,6 +296,14 @@ struct MpiCluster::Impl {
         s.said_bye = true;
         std::memcpy(&s.reported, trailer, std::min(sizeof s.reported, trailer_bytes));
         return true;
+      case ReplyHeader::kState:
+        // An answer to a save or load request that is no longer awaited (a checkpoint that
+        // failed on another worker): its bytes are received and dropped.
+        s.header_done = false;
+        if (h.trailer_bytes == 0 && h.payload_size > 0) receive_state_bytes(w, h.payload_size);
+        s.state.clear();
+        post_header_receive(w);
+        return true;
       default:
         fail("MPI: malformed reply (kind {}) from rank {}", h.kind, w + 1);
     }
@@ -317,11 +372,18 @@ struct MpiCluster::Impl {
   // with it). The worker's rank drops every later job of the run.
   void handle_error(int w, const ReplyHeader& h, const std::string& text, Master* master,
                     Cluster* cluster) {
+    slots[w].header_done = false;
+    post_header_receive(w);
+    report_error(w, h, text, master, cluster);
+  }
+  // The error report `h` + `text` of worker w, received: the worker is failed, and the error is
+  // delivered to `master` (unless it is null or the run was interrupted).
+  void report_error(int w, const ReplyHeader& h, const std::string& text, Master* master,
+                    Cluster* cluster) {
     Slot& s = slots[w];
-    s.header_done = false;
     s.failed = true;
     s.busy = false;
-    post_header_receive(w);
+    s.held = false;
     s.error = fmt::format("rank {} (worker {}): {}", w + 1, w, text);
     // Under Ctrl-C every rank has the signal: rank 0 ends the run as interrupted, and a worker's
     // report of the same signal is no error of its own.
@@ -359,7 +421,7 @@ struct MpiCluster::Impl {
     const double deadline = worker_deadline();
     for (int w = 0; w < workers && !master.finished(); ++w) {
       const Slot& s = slots[w];
-      if (!s.busy || s.header_done) continue;
+      if (!s.busy || s.held || s.header_done) continue;
       const double elapsed = now() - s.assigned_at;
       if (elapsed > deadline) declare_lost(w, elapsed, deadline, master, cluster);
     }
@@ -425,8 +487,8 @@ struct MpiCluster::Impl {
     for (int w = 0; w < workers; ++w) {
       const Slot& s = slots[w];
       if (s.busy) {
-        busy += fmt::format("{}worker {} (rank {}, job tag {})", busy.empty() ? "" : ", ", w, w + 1,
-                            s.tag);
+        busy += fmt::format("{}worker {} (rank {}, job tag {}{})", busy.empty() ? "" : ", ", w,
+                            w + 1, s.tag, s.held ? ", held for a checkpoint" : "");
       } else if (s.lost) {
         lost += fmt::format("{}worker {} (rank {}, lost at t = {:.3f} s)", lost.empty() ? "" : ", ",
                             w, w + 1, s.losses.back().time);
@@ -538,6 +600,271 @@ struct MpiCluster::Impl {
     return false;
   }
 
+  // Sends worker w's job (its tag and model are in the slot).
+  void send_job(int w) {
+    Slot& s = slots[w];
+    wait_sends(w, options.timeout_s);  // a save request's header may still be out
+    s.job_header = JobHeader{.kind = JobHeader::kJob, .tag = s.tag, .model_size = dim};
+    check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
+                    &s.sends[0]),
+          "MPI_Isend", w + 1, kTagJob);
+    check(MPI_Isend(s.model.data(), static_cast<int>(dim), MPI_DOUBLE, w + 1, kTagModel,
+                    MPI_COMM_WORLD, &s.sends[1]),
+          "MPI_Isend", w + 1, kTagModel);
+    messages_sent += 2;
+    bytes_sent += static_cast<double>(sizeof s.job_header) + 8.0 * static_cast<double>(dim);
+    s.assigned_at = now();
+  }
+
+  // ----- Checkpoints (mpi_cluster.h).
+
+  // At a quiet point of run(): starts a drain when a checkpoint is due, and takes it once no
+  // job is in flight.
+  void quiet_point(Master& master, Cluster& cluster) {
+    if (!drain_if_due()) return;
+    for (const Slot& s : slots) {
+      if (s.busy && !s.held) return;
+    }
+    take_checkpoint(master, cluster);
+  }
+
+  // Starts a drain if a checkpoint is due; returns whether one is under way. Also asked by
+  // assign(), so that the jobs a master hands out right after the update that made a checkpoint
+  // due are held at once: a synchronous method's checkpoint then waits for no job at all.
+  bool drain_if_due() {
+    if (hook == nullptr) return false;
+    if (!draining && hook->due()) {
+      draining = true;
+      drain_began = wall_seconds();
+    }
+    return draining;
+  }
+
+  // Every worker idle: fetches their states, writes the checkpoint (unless a worker reported an
+  // error meanwhile), then sends the held jobs and delivers the deferred errors.
+  void take_checkpoint(Master& master, Cluster& cluster) {
+    const double idle_at = wall_seconds();
+    cut_time = now();
+    if (fetch_worker_states()) {
+      ++checkpoints;
+      const double drain = idle_at - drain_began;
+      drain_time += drain;
+      max_drain_time = std::max(max_drain_time, drain);
+      writing = true;
+      try {
+        hook->write();
+      } catch (...) {
+        writing = false;
+        throw;
+      }
+      writing = false;
+    }
+    for (Slot& s : slots) std::string().swap(s.state);
+    // The fetch and the write are no part of the run: they leave its clock, like evaluations.
+    const double spent = wall_seconds() - idle_at;
+    write_time += spent;
+    start += spent;
+    draining = false;
+    release_held();
+    deliver_deferred_errors(master, cluster);
+  }
+
+  // Asks every worker that is not lost for its state and receives the answers, in worker order.
+  // Returns false when one reported an error meanwhile (kept in deferred_error).
+  bool fetch_worker_states() {
+    for (int w = 0; w < workers; ++w) {
+      if (!slots[w].lost) send_request(w, JobHeader::kSave);
+    }
+    bool complete = true;
+    for (int w = 0; w < workers; ++w) {
+      if (slots[w].lost) continue;
+      await_state(w, true);
+      complete = complete && !slots[w].deferred_error;
+    }
+    return complete;
+  }
+
+  // Sends worker w a save request, or a load request with the state in its slot.
+  void send_request(int w, JobHeader::Kind kind) {
+    Slot& s = slots[w];
+    PACER_CHECK((!s.busy || s.held) && !s.lost && !s.header_done);  // the worker is idle
+    wait_sends(w, options.timeout_s);
+    const bool load = kind == JobHeader::kLoad;
+    if (load) check_state_size(s.state.size(), w);
+    s.job_header =
+        JobHeader{.kind = kind, .model_size = load ? static_cast<int64_t>(s.state.size()) : 0};
+    check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
+                    &s.sends[0]),
+          "MPI_Isend", w + 1, kTagJob);
+    ++messages_sent;
+    bytes_sent += sizeof s.job_header;
+    if (!load) return;
+    check(MPI_Isend(s.state.data(), static_cast<int>(s.state.size()), MPI_BYTE, w + 1, kTagState,
+                    MPI_COMM_WORLD, &s.sends[1]),
+          "MPI_Isend", w + 1, kTagState);
+    ++messages_sent;
+    bytes_sent += static_cast<double>(s.state.size());
+  }
+
+  // Waits (at most timeout_s) for worker w's answer to a save (`saving`, which fills its state)
+  // or a load request. An error report that comes first (a signal that reached that rank alone)
+  // is kept in deferred_error. Throws Error when the worker could not save or load its state.
+  void await_state(int w, bool saving) {
+    Slot& s = slots[w];
+    const char* what = saving ? "MPI_Irecv of a worker's state" : "MPI_Irecv of a load's answer";
+    while (true) {
+      wait_request(requests[w], what, w + 1, kTagReply, options.poll_sleep_us, options.timeout_s);
+      ReplyHeader h;
+      std::memcpy(&h, s.reply_buffer.data(), sizeof h);
+      const size_t trailer_bytes =
+          static_cast<size_t>(std::clamp<int64_t>(h.trailer_bytes, 0, kTrailerBytes));
+      std::string trailer(s.reply_buffer.data() + sizeof h, trailer_bytes);
+      ++messages_received;
+      bytes_received += static_cast<double>(sizeof h + trailer_bytes);
+      post_header_receive(w);
+      if (h.kind == ReplyHeader::kError) {
+        s.deferred_error.emplace(h, std::move(trailer));
+        continue;
+      }
+      if (h.kind != ReplyHeader::kState) {
+        fail("MPI: rank {} answered a {} request with a message of kind {}", w + 1,
+             saving ? "save" : "load", h.kind);
+      }
+      if (!trailer.empty()) {
+        fail("MPI engine: worker {} (rank {}) could not {} its state: {}", w, w + 1,
+             saving ? "save" : "load", trailer);
+      }
+      if (saving) receive_state_bytes(w, h.payload_size);
+      return;
+    }
+  }
+
+  // Receives `bytes` of worker w's state (tag state) into its slot.
+  void receive_state_bytes(int w, int64_t bytes) {
+    if (bytes < 0) fail("MPI: rank {} announced a state of {} bytes", w + 1, bytes);
+    check_state_size(static_cast<uint64_t>(bytes), w);
+    Slot& s = slots[w];
+    s.state.resize(static_cast<size_t>(bytes));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Irecv(s.state.data(), static_cast<int>(bytes), MPI_BYTE, w + 1, kTagState,
+                    MPI_COMM_WORLD, &request),
+          "MPI_Irecv", w + 1, kTagState);
+    wait_request(request, "MPI_Irecv of a worker's state", w + 1, kTagState, options.poll_sleep_us,
+                 options.timeout_s);
+    ++messages_received;
+    bytes_received += static_cast<double>(bytes);
+  }
+
+  // Sends the jobs held during a drain, in worker order.
+  void release_held() {
+    for (int w = 0; w < workers; ++w) {
+      if (!slots[w].held) continue;
+      slots[w].held = false;
+      send_job(w);
+    }
+  }
+
+  // The error reports kept while the states were fetched, now that the held jobs are out: as if
+  // they had arrived at this moment (a failed worker drops the job it was just sent).
+  void deliver_deferred_errors(Master& master, Cluster& cluster) {
+    for (int w = 0; w < workers; ++w) {
+      std::optional<std::pair<ReplyHeader, std::string>>& d = slots[w].deferred_error;
+      if (!d) continue;
+      const std::pair<ReplyHeader, std::string> error = std::move(*d);
+      d.reset();
+      report_error(w, error.first, error.second, master.finished() ? nullptr : &master, &cluster);
+    }
+  }
+
+  // The cluster's state and its workers' (mpi_cluster.h). Saving only inside hook->write().
+  void checkpoint(StateArchive& a) {
+    if (!a.loading() && !writing) {
+      fail(
+          "MPI engine: a run is checkpointed only at the engine's own drain, when every worker "
+          "is idle (EngineRun::can_checkpoint_now is false now)");
+    }
+    PACER_CHECK(!a.loading() || !started);
+    a.section("mpi_engine");
+    a.expect(workers, "workers");
+    a.expect(dim, "model parameters");
+    a.io(cut_time);
+    a.io(timer_armed);
+    a.io(timer_at);
+    a.io(longest_round_trip);
+    a.io(messages_sent);
+    a.io(messages_received);
+    a.io(bytes_sent);
+    a.io(bytes_received);
+    a.io(polls);
+    a.io(empty_polls);
+    a.io(poll_time);
+    a.io(empty_poll_time);
+    a.io(assign_time);
+    a.io(master_time);
+    a.io(checkpoints);
+    a.io(drain_time);
+    a.io(max_drain_time);
+    a.io(write_time);
+    for (Slot& s : slots) s.checkpoint(a);
+    if (!a.loading()) return;
+    for (int w = 0; w < workers; ++w) check_loaded(a, w);
+    resumed = true;
+    resumed_at = cut_time;
+    load_worker_states();
+  }
+
+  // Refuses a loaded worker slot that the saved run cannot have had.
+  void check_loaded(const StateArchive& a, int w) const {
+    const Slot& s = slots[w];
+    if (s.held && (s.lost || s.model.size() != dim)) {
+      a.mismatch(fmt::format("worker {}'s held job", w));
+    }
+    // A worker not lost has a state (at least its section name); a lost one has none.
+    if (s.lost != s.state.empty() || (s.lost && s.losses.empty())) {
+      a.mismatch(fmt::format("worker {}'s state", w));
+    }
+  }
+
+  // After a load: sends every worker that was not lost its state, and waits until each has
+  // loaded it.
+  void load_worker_states() {
+    if (!receives_posted) post_receives();
+    for (int w = 0; w < workers; ++w) {
+      if (!slots[w].lost) send_request(w, JobHeader::kLoad);
+    }
+    for (int w = 0; w < workers; ++w) {
+      if (!slots[w].lost) await_state(w, false);
+    }
+    for (int w = 0; w < workers; ++w) {
+      Slot& s = slots[w];
+      if (s.deferred_error) {
+        fail("MPI engine: while the run was resumed, rank {} (worker {}): {}", w + 1, w,
+             s.deferred_error->second);
+      }
+      if (!s.lost) wait_sends(w, options.timeout_s);  // the state's buffer is free after
+      std::string().swap(s.state);
+    }
+  }
+
+  // run() after a load: sends the held jobs, then re-admits the workers that were lost (they run
+  // afresh on this job).
+  void continue_saved_run(Master& master, Cluster& cluster) {
+    release_held();
+    for (int w = 0; w < workers; ++w) {
+      Slot& s = slots[w];
+      if (!s.lost) continue;
+      s.lost = false;
+      ++s.rejoins;
+      s.losses.back().rejoined = now();
+      log_warning(
+          "MPI engine: worker {} (rank {}) was lost when the checkpoint was written; it is back "
+          "on this job, with its worker half as the configuration builds it (its state at the "
+          "loss was not saved)",
+          w, w + 1);
+      call_master([&] { master.on_rejoined(w, cluster); });
+    }
+  }
+
   void losses_to_json(nlohmann::json& out) const;
 
   MpiOptions options;
@@ -567,6 +894,20 @@ struct MpiCluster::Impl {
   // replies in) and calls that did not, inside assign() (copying x, starting sends), and inside
   // the master's start/on_reply/on_lost/on_rejoined/on_timer (assign included).
   double poll_time = 0, empty_poll_time = 0, assign_time = 0, master_time = 0;
+  // Checkpoints: the hook (null = none), a drain in progress and when it began (wall seconds),
+  // inside hook->write(), the run time of the last cut, a loaded checkpoint that run() continues
+  // and the run time it was saved at (-1 = none), and the statistics: checkpoints written, the
+  // drains' total and longest wall seconds (in the run's clock) and the fetches' and writes'
+  // (taken out of it).
+  CheckpointHook* hook = nullptr;
+  bool draining = false;
+  double drain_began = 0;
+  bool writing = false;
+  double cut_time = 0;
+  bool resumed = false;
+  double resumed_at = -1;
+  int64_t checkpoints = 0;
+  double drain_time = 0, max_drain_time = 0, write_time = 0;
 };
 
 void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
@@ -629,7 +970,8 @@ void MpiCluster::exclude_time(double seconds) {
   PACER_CHECK(seconds >= 0);
   impl_->start += seconds;
 }
-double MpiCluster::end_time() const { return impl_->end_time; }
+// Inside hook->write(), the run's clock at the cut (what the checkpoint records).
+double MpiCluster::end_time() const { return impl_->writing ? impl_->cut_time : impl_->end_time; }
 bool MpiCluster::busy(int worker) const { return impl_->slots[worker].busy; }
 bool MpiCluster::alive(int worker) const { return !impl_->slots[worker].lost; }
 
@@ -656,20 +998,22 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   // The previous job's sends have long been matched (the worker has replied since).
   m.wait_sends(worker, m.options.timeout_s);
   s.model = x;
-  s.job_header = JobHeader{.kind = JobHeader::kJob, .tag = job.tag, .model_size = m.dim};
-  check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, worker + 1, kTagJob, MPI_COMM_WORLD,
-                  &s.sends[0]),
-        "MPI_Isend", worker + 1, kTagJob);
-  check(MPI_Isend(s.model.data(), static_cast<int>(m.dim), MPI_DOUBLE, worker + 1, kTagModel,
-                  MPI_COMM_WORLD, &s.sends[1]),
-        "MPI_Isend", worker + 1, kTagModel);
-  m.messages_sent += 2;
-  m.bytes_sent += static_cast<double>(sizeof s.job_header) + 8.0 * static_cast<double>(m.dim);
   s.busy = true;
   s.tag = job.tag;
-  s.assigned_at = m.now();
+  if (m.drain_if_due()) {
+    s.held = true;  // sent once the checkpoint is written (mpi_cluster.h)
+  } else {
+    m.send_job(worker);
+  }
   m.assign_time += wall_seconds() - begin;
 }
+
+void MpiCluster::set_checkpoint_hook(CheckpointHook* hook) {
+  PACER_CHECK(!impl_->started);
+  impl_->hook = hook;
+}
+bool MpiCluster::can_checkpoint_now() const { return impl_->writing; }
+void MpiCluster::checkpoint(StateArchive& a) { impl_->checkpoint(a); }
 
 MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
   // Every worker rank has set up its run by now (begin_run waited for their reports).
@@ -695,9 +1039,14 @@ MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
   Impl& m = *impl_;
   PACER_CHECK(!m.started && !m.shut_down);
   m.started = true;
-  m.post_receives();
-  m.start = wall_seconds();
-  m.call_master([&] { master.start(*this); });
+  if (!m.receives_posted) m.post_receives();  // a loaded checkpoint posted them
+  // A resumed run's clock continues from the saved time.
+  m.start = wall_seconds() - (m.resumed ? m.cut_time : 0);
+  if (m.resumed) {
+    m.continue_saved_run(master, *this);
+  } else {
+    m.call_master([&] { master.start(*this); });
+  }
   double last_activity = wall_seconds();
   Outcome outcome = Outcome::kFinished;
   while (!master.finished()) {
@@ -714,6 +1063,8 @@ MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
       outcome = Outcome::kMaxTime;
       break;
     }
+    m.quiet_point(master, *this);
+    if (master.finished()) break;  // a deferred error delivered after a checkpoint
     const double poll_begin = wall_seconds();
     const int arrived = m.poll();
     (arrived ? m.poll_time : m.empty_poll_time) += wall_seconds() - poll_begin;
@@ -812,6 +1163,11 @@ void MpiCluster::to_json(nlohmann::json& out) const {
   out["master_empty_poll_time"] = m.empty_poll_time;
   out["master_assign_time"] = m.assign_time;
   out["master_method_time"] = m.master_time - m.assign_time;
+  out["checkpoints"] = m.checkpoints;
+  out["checkpoint_drain_time"] = m.drain_time;
+  out["checkpoint_max_drain_time"] = m.max_drain_time;
+  out["checkpoint_write_time"] = m.write_time;
+  out["resumed_at"] = m.resumed_at >= 0 ? nlohmann::json(m.resumed_at) : nlohmann::json();
   m.losses_to_json(out);
   if (m.have_reports) {
     // A worker lost at shutdown said no goodbye: null.
@@ -855,175 +1211,326 @@ void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec
   }
 }
 
+// A worker rank's side of one run (serve_jobs): one receive posted for the next job header and
+// one for its model; replies, error reports, state answers and the goodbye go out as a header
+// (+ trailer) in `reply_` and, for a reply or a saved state, a second message.
+class WorkerLoop {
+ public:
+  WorkerLoop(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+             const MpiOptions& options, int64_t dim)
+      : worker_(worker),
+        timing_(timing),
+        index_(index),
+        options_(options),
+        dim_(dim),
+        // Waiting for a job includes waiting for the other workers; rank 0 detects a silent
+        // worker after timeout_s and then waits up to drain_timeout_s for the goodbyes, so it
+        // reports first.
+        job_timeout_(options.timeout_s > 0 ? 2 * options.timeout_s + options.drain_timeout_s : 0),
+        rng_(seed, "duration", static_cast<uint64_t>(index)),
+        x_(Vec::Zero(dim)),
+        reply_(kReplyBufferBytes),
+        born_(wall_seconds()) {}
+
+  StopStatus serve() {
+    post_job_header();
+    post_model();
+    while (true) {
+      wait_job();
+      switch (job_header_.kind) {
+        case JobHeader::kStop:
+          return stop();
+        case JobHeader::kSave:
+          save_state();
+          break;
+        case JobHeader::kLoad:
+          load_state();
+          break;
+        case JobHeader::kJob:
+          run_job();
+          break;
+        default:
+          fail("MPI: rank {}: a job header of kind {} from rank 0", rank(), job_header_.kind);
+      }
+    }
+  }
+
+ private:
+  // The wall times of one job: received, computed, done (after the injected time).
+  struct JobTimes {
+    double start = 0, computed = 0, done = 0;
+    double units = 0;
+  };
+
+  void post_job_header() {
+    check(MPI_Irecv(&job_header_, sizeof job_header_, MPI_BYTE, 0, kTagJob, MPI_COMM_WORLD,
+                    &job_request_),
+          "MPI_Irecv", 0, kTagJob);
+  }
+  void post_model() {
+    check(MPI_Irecv(x_.data(), static_cast<int>(dim_), MPI_DOUBLE, 0, kTagModel, MPI_COMM_WORLD,
+                    &model_request_),
+          "MPI_Irecv", 0, kTagModel);
+  }
+  void wait_replies_sent() {
+    for (MPI_Request& r : sends_) {
+      wait_request(r, "MPI_Isend of a reply", 0, kTagReply, options_.poll_sleep_us,
+                   options_.timeout_s);
+    }
+  }
+  // Sends a header + trailer (the previous sends must be complete).
+  void send(const ReplyHeader& h, const void* trailer) {
+    std::memcpy(reply_.data(), &h, sizeof h);
+    if (h.trailer_bytes > 0) {
+      std::memcpy(reply_.data() + sizeof h, trailer, static_cast<size_t>(h.trailer_bytes));
+    }
+    check(MPI_Isend(reply_.data(), static_cast<int>(sizeof h + h.trailer_bytes), MPI_BYTE, 0,
+                    kTagReply, MPI_COMM_WORLD, &sends_[0]),
+          "MPI_Isend", 0, kTagReply);
+  }
+  // Sends `count` elements of `type` at `data` after a header (second message, tag `tag`).
+  void send_data(const void* data, int count, MPI_Datatype type, int tag) {
+    check(MPI_Isend(data, count, type, 0, tag, MPI_COMM_WORLD, &sends_[1]), "MPI_Isend", 0, tag);
+  }
+  // Sends an error report (kError) or a failed state answer (kState) with `text`.
+  void send_text(ReplyHeader::Kind kind, int64_t tag, std::string text) {
+    if (text.size() > static_cast<size_t>(kTrailerBytes)) text.resize(kTrailerBytes);
+    ReplyHeader h{.kind = kind, .tag = tag, .trailer_bytes = static_cast<int64_t>(text.size())};
+    send(h, text.data());
+  }
+
+  // A SIGINT or SIGTERM that reaches this rank alone is reported to rank 0 as this worker's
+  // error (rank 0 then ends the run naming this rank; under Ctrl-C rank 0 has it too and ends
+  // the run as interrupted); this worker then drops its jobs until stop, like after any error.
+  void report_interrupt() {
+    wait_replies_sent();
+    send_text(
+        ReplyHeader::kError, -1,
+        fmt::format("received {}: the worker stopped, so the run ends", interrupt_signal_name()));
+    failed_ = true;
+  }
+
+  // Waits for the next job header (polling, as wait_request), watching for an interrupt and for
+  // the end of rank 0's process.
+  void wait_job() {
+    const double start = wall_seconds();
+    double next_check = start + kLivenessCheckS;
+    while (true) {
+      if (!failed_ && interrupt_requested()) report_interrupt();
+      if (wait_polling(job_request_, "MPI_Irecv of a job", 0, kTagJob, options_.poll_sleep_us,
+                       0.05)) {
+        return;
+      }
+      if (wall_seconds() >= next_check) {
+        next_check = wall_seconds() + kLivenessCheckS;
+        if (rank_known_dead(0)) fail_peer_gone("MPI_Irecv of a job", 0, kTagJob);
+      }
+      if (job_timeout_ > 0 && wall_seconds() - start > job_timeout_) {
+        fail(
+            "MPI: rank {}: MPI_Irecv of a job from rank 0 ({} message, tag {}) did not complete "
+            "within {} s (2 x engine.timeout_s + engine.drain_timeout_s)",
+            rank(), tag_name(kTagJob), kTagJob, job_timeout_);
+      }
+    }
+  }
+
+  // Stop: says goodbye with the statistics, unless rank 0 declared this worker lost.
+  StopStatus stop() {
+    const auto status = static_cast<StopStatus>(job_header_.stop_status);
+    // Rank 0 sends no model after a stop.
+    MPI_Cancel(&model_request_);
+    MPI_Wait(&model_request_, MPI_STATUS_IGNORE);
+    if (job_header_.lost) {
+      keep_unfinished_sends(sends_, std::move(reply_), std::move(out_.payload));
+      return status;
+    }
+    wait_replies_sent();
+    stats_.lifetime = wall_seconds() - born_;
+    ReplyHeader bye{.kind = ReplyHeader::kBye, .trailer_bytes = sizeof stats_};
+    send(bye, &stats_);
+    wait_replies_sent();
+    return status;
+  }
+
+  // A job: computes it (unless this worker failed earlier) and replies.
+  void run_job() {
+    wait_request(model_request_, "MPI_Irecv of a model", 0, kTagModel, options_.poll_sleep_us,
+                 options_.timeout_s);
+    if (failed_) {
+      stats_.dropped_jobs += 1;
+      post_job_header();
+      post_model();
+      return;
+    }
+    JobTimes t{.start = wall_seconds()};
+    wait_replies_sent();  // out_.payload is about to be overwritten
+    const Job job{.tag = job_header_.tag};
+    std::string error = compute(job, t);
+    // x_ and the header are free again: the next job may arrive while the reply travels.
+    post_job_header();
+    post_model();
+    if (!error.empty()) {
+      failed_ = true;
+      send_text(ReplyHeader::kError, job.tag, fmt::format("job {}: {}", job.tag, error));
+      return;
+    }
+    ReplyHeader h{.kind = ReplyHeader::kReply,
+                  .tag = job.tag,
+                  .payload_size = static_cast<int64_t>(out_.payload.size()),
+                  .trailer_bytes = static_cast<int64_t>(out_.versions.size() * 8),
+                  .loss = out_.loss,
+                  .units = t.units,
+                  .job_time = t.done - t.start,
+                  .compute_time = t.computed - t.start,
+                  .injected_time = t.done - t.computed};
+    send(h, out_.versions.data());
+    send_data(out_.payload.data(), static_cast<int>(out_.payload.size()), MPI_DOUBLE, kTagPayload);
+    stats_.jobs += 1;
+    stats_.compute_time += t.computed - t.start;
+    stats_.injected_time += t.done - t.computed;
+    stats_.busy_time += wall_seconds() - t.start;
+  }
+
+  // Computes `job` into out_ and imposes the modelled time (engine.inject); returns the error of
+  // the worker half, empty if none.
+  std::string compute(const Job& job, JobTimes& t) {
+    t.computed = t.done = t.start;
+    try {
+      if (job_header_.model_size != dim_) {
+        fail("a job for a model of {} values; this worker's model has {}", job_header_.model_size,
+             dim_);
+      }
+      t.units = worker_.units(job);
+      const Duration modelled = timing_.compute_time(index_, t.units, job.tag, rng_);
+      worker_.compute(job, x_, out_);
+      t.computed = wall_seconds();
+      if (options_.inject == Inject::kDelay) {
+        sleep_until(t.computed + modelled.extra);
+      } else if (options_.inject == Inject::kPace) {
+        const double target = modelled.total();
+        if (t.computed - t.start > target) {
+          stats_.overruns += 1;
+          stats_.max_overrun = std::max(stats_.max_overrun, t.computed - t.start - target);
+        } else {
+          sleep_until(t.start + target);
+        }
+      }
+      t.done = wall_seconds();
+      if (out_.payload.size() != dim_) {
+        fail("the worker half produced a payload of {} values for a model of {}",
+             out_.payload.size(), dim_);
+      }
+      if (static_cast<int64_t>(out_.versions.size()) * 8 > kTrailerBytes) {
+        fail("the reply lists {} versions; the MPI engine carries at most {}", out_.versions.size(),
+             kTrailerBytes / 8);
+      }
+    } catch (const std::exception& e) {
+      return e.what()[0] ? e.what() : "unknown error";
+    }
+    return {};
+  }
+
+  // What a checkpoint records of this rank (mpi_cluster.h): the duration stream, the statistics
+  // and the worker half's own state.
+  void checkpoint(StateArchive& a) {
+    a.section("mpi_worker");
+    a.expect(index_, "worker index");
+    rng_.checkpoint(a);
+    a.io(stats_.jobs);
+    a.io(stats_.compute_time);
+    a.io(stats_.injected_time);
+    a.io(stats_.busy_time);
+    a.io(stats_.overruns);
+    a.io(stats_.max_overrun);
+    a.io(stats_.dropped_jobs);
+    double lifetime = wall_seconds() - born_;
+    a.io(lifetime);
+    if (a.loading()) born_ = wall_seconds() - lifetime;
+    worker_.checkpoint(a);
+  }
+
+  // A save request: answers with the state's size, then sends its bytes (or says why it could
+  // not save it), and waits until both have gone, so that the state's buffer is free again.
+  void save_state() {
+    post_job_header();  // the model's receive stays posted: no model follows a request
+    wait_replies_sent();
+    std::string error;
+    try {
+      StateArchive a = StateArchive::for_saving();
+      checkpoint(a);
+      check_state_size(a.bytes().size(), index_);
+      state_ = a.bytes();
+    } catch (const std::exception& e) {
+      error = e.what()[0] ? e.what() : "unknown error";
+    }
+    if (!error.empty()) {
+      send_text(ReplyHeader::kState, -1, error);
+    } else {
+      ReplyHeader h{.kind = ReplyHeader::kState,
+                    .tag = -1,
+                    .payload_size = static_cast<int64_t>(state_.size())};
+      send(h, nullptr);
+      send_data(state_.data(), static_cast<int>(state_.size()), MPI_BYTE, kTagState);
+    }
+    wait_replies_sent();
+    std::string().swap(state_);
+  }
+
+  // A load request: receives the state, loads it, and answers (saying why, if it does not fit).
+  void load_state() {
+    const int64_t bytes = job_header_.model_size;
+    post_job_header();
+    if (bytes < 0 || bytes > INT_MAX) fail("MPI: rank {}: a state of {} bytes", rank(), bytes);
+    state_.resize(static_cast<size_t>(bytes));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Irecv(state_.data(), static_cast<int>(bytes), MPI_BYTE, 0, kTagState, MPI_COMM_WORLD,
+                    &request),
+          "MPI_Irecv", 0, kTagState);
+    wait_request(request, "MPI_Irecv of a state", 0, kTagState, options_.poll_sleep_us,
+                 options_.timeout_s);
+    std::string error;
+    try {
+      StateArchive a = StateArchive::for_loading(
+          std::move(state_), fmt::format("the checkpoint's state of worker {}", index_));
+      checkpoint(a);
+      a.expect_end();
+    } catch (const std::exception& e) {
+      error = e.what()[0] ? e.what() : "unknown error";
+    }
+    std::string().swap(state_);
+    wait_replies_sent();
+    if (error.empty()) {
+      send(ReplyHeader{.kind = ReplyHeader::kState, .tag = -1}, nullptr);
+    } else {
+      send_text(ReplyHeader::kState, -1, error);
+    }
+  }
+
+  Worker& worker_;
+  const TimingModel& timing_;
+  const int index_;
+  const MpiOptions& options_;
+  const int64_t dim_;
+  const double job_timeout_;
+  Rng rng_;  // the modelled durations, Rng(seed, "duration", index)
+  JobHeader job_header_;
+  Vec x_;
+  WorkerOutput out_;
+  std::vector<char> reply_;
+  std::string state_;  // a state being sent or received
+  MPI_Request job_request_ = MPI_REQUEST_NULL, model_request_ = MPI_REQUEST_NULL;
+  MPI_Request sends_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  WorkerStats stats_;
+  double born_;
+  bool failed_ = false;  // reported an error: drops its jobs until stop
+};
+
 }  // namespace
 
 StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim) {
   PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= INT32_MAX);
-  const int sleep_us = options.poll_sleep_us;
-  const double timeout = options.timeout_s;
-  // Waiting for a job includes waiting for the other workers; rank 0 detects a silent worker
-  // after timeout_s and then waits up to drain_timeout_s for the goodbyes, so it reports first.
-  const double job_timeout = timeout > 0 ? 2 * timeout + options.drain_timeout_s : 0;
-  Rng rng(seed, "duration", static_cast<uint64_t>(index));
-  JobHeader job_header;
-  Vec x = Vec::Zero(dim);
-  WorkerOutput out;
-  std::vector<char> reply(kReplyBufferBytes);
-  MPI_Request job_request = MPI_REQUEST_NULL, model_request = MPI_REQUEST_NULL;
-  MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  WorkerStats stats;
-  const double born = wall_seconds();
-  bool failed = false;
-
-  auto post = [&] {
-    check(MPI_Irecv(&job_header, sizeof job_header, MPI_BYTE, 0, kTagJob, MPI_COMM_WORLD,
-                    &job_request),
-          "MPI_Irecv", 0, kTagJob);
-    check(MPI_Irecv(x.data(), static_cast<int>(dim), MPI_DOUBLE, 0, kTagModel, MPI_COMM_WORLD,
-                    &model_request),
-          "MPI_Irecv", 0, kTagModel);
-  };
-  auto wait_replies_sent = [&] {
-    for (MPI_Request& r : sends) {
-      wait_request(r, "MPI_Isend of a reply", 0, kTagReply, sleep_us, timeout);
-    }
-  };
-  // Sends a header + trailer (and, for a reply, the payload).
-  auto send = [&](const ReplyHeader& h, const void* trailer, const Vec* payload) {
-    std::memcpy(reply.data(), &h, sizeof h);
-    std::memcpy(reply.data() + sizeof h, trailer, static_cast<size_t>(h.trailer_bytes));
-    check(MPI_Isend(reply.data(), static_cast<int>(sizeof h + h.trailer_bytes), MPI_BYTE, 0,
-                    kTagReply, MPI_COMM_WORLD, &sends[0]),
-          "MPI_Isend", 0, kTagReply);
-    if (payload) {
-      check(MPI_Isend(payload->data(), static_cast<int>(payload->size()), MPI_DOUBLE, 0,
-                      kTagPayload, MPI_COMM_WORLD, &sends[1]),
-            "MPI_Isend", 0, kTagPayload);
-    }
-  };
-
-  // A SIGINT or SIGTERM that reaches this rank alone is reported to rank 0 as this worker's
-  // error (rank 0 then ends the run naming this rank; under Ctrl-C rank 0 has it too and ends the
-  // run as interrupted); this worker then drops its jobs until stop, like after any error.
-  auto report_interrupt = [&] {
-    const std::string error =
-        fmt::format("received {}: the worker stopped, so the run ends", interrupt_signal_name());
-    wait_replies_sent();
-    ReplyHeader h{.kind = ReplyHeader::kError,
-                  .tag = -1,
-                  .trailer_bytes = static_cast<int64_t>(error.size())};
-    send(h, error.data(), nullptr);
-    failed = true;
-  };
-  // Waits for the next job or stop (polling, as wait_request), watching for an interrupt and for
-  // the end of rank 0's process.
-  auto wait_job = [&] {
-    const double start = wall_seconds();
-    double next_check = start + kLivenessCheckS;
-    while (true) {
-      if (!failed && interrupt_requested()) report_interrupt();
-      if (wait_polling(job_request, "MPI_Irecv of a job", 0, kTagJob, sleep_us, 0.05)) return;
-      if (wall_seconds() >= next_check) {
-        next_check = wall_seconds() + kLivenessCheckS;
-        if (rank_known_dead(0)) fail_peer_gone("MPI_Irecv of a job", 0, kTagJob);
-      }
-      if (job_timeout > 0 && wall_seconds() - start > job_timeout) {
-        fail(
-            "MPI: rank {}: MPI_Irecv of a job from rank 0 ({} message, tag {}) did not complete "
-            "within {} s (2 x engine.timeout_s + engine.drain_timeout_s)",
-            rank(), tag_name(kTagJob), kTagJob, job_timeout);
-      }
-    }
-  };
-
-  post();
-  while (true) {
-    wait_job();
-    if (job_header.kind == JobHeader::kStop) {
-      // Rank 0 sends no model after a stop.
-      MPI_Cancel(&model_request);
-      MPI_Wait(&model_request, MPI_STATUS_IGNORE);
-      if (job_header.lost) {
-        keep_unfinished_sends(sends, std::move(reply), std::move(out.payload));
-        return static_cast<StopStatus>(job_header.stop_status);
-      }
-      wait_replies_sent();
-      stats.lifetime = wall_seconds() - born;
-      ReplyHeader bye{.kind = ReplyHeader::kBye, .trailer_bytes = sizeof stats};
-      send(bye, &stats, nullptr);
-      wait_replies_sent();
-      return static_cast<StopStatus>(job_header.stop_status);
-    }
-    wait_request(model_request, "MPI_Irecv of a model", 0, kTagModel, sleep_us, timeout);
-    if (failed) {
-      stats.dropped_jobs += 1;
-      post();
-      continue;
-    }
-    const double t0 = wall_seconds();
-    wait_replies_sent();  // out.payload is about to be overwritten
-    const Job job{.tag = job_header.tag};
-    double units = 0, t1 = t0, t2 = t0;
-    std::string error;
-    try {
-      if (job_header.model_size != dim) {
-        fail("a job for a model of {} values; this worker's model has {}", job_header.model_size,
-             dim);
-      }
-      units = worker.units(job);
-      const Duration modelled = timing.compute_time(index, units, job.tag, rng);
-      worker.compute(job, x, out);
-      t1 = wall_seconds();
-      if (options.inject == Inject::kDelay) {
-        sleep_until(t1 + modelled.extra);
-      } else if (options.inject == Inject::kPace) {
-        const double target = modelled.total();
-        if (t1 - t0 > target) {
-          stats.overruns += 1;
-          stats.max_overrun = std::max(stats.max_overrun, t1 - t0 - target);
-        } else {
-          sleep_until(t0 + target);
-        }
-      }
-      t2 = wall_seconds();
-      if (out.payload.size() != dim) {
-        fail("the worker half produced a payload of {} values for a model of {}",
-             out.payload.size(), dim);
-      }
-      if (static_cast<int64_t>(out.versions.size()) * 8 > kTrailerBytes) {
-        fail("the reply lists {} versions; the MPI engine carries at most {}", out.versions.size(),
-             kTrailerBytes / 8);
-      }
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    post();  // x is free again: the next job may arrive while the reply travels
-    if (!error.empty()) {
-      failed = true;
-      error = fmt::format("job {}: {}", job.tag, error);
-      if (error.size() > static_cast<size_t>(kTrailerBytes)) error.resize(kTrailerBytes);
-      ReplyHeader h{.kind = ReplyHeader::kError,
-                    .tag = job.tag,
-                    .trailer_bytes = static_cast<int64_t>(error.size())};
-      send(h, error.data(), nullptr);
-      continue;
-    }
-    ReplyHeader h{.kind = ReplyHeader::kReply,
-                  .tag = job.tag,
-                  .payload_size = static_cast<int64_t>(out.payload.size()),
-                  .trailer_bytes = static_cast<int64_t>(out.versions.size() * 8),
-                  .loss = out.loss,
-                  .units = units,
-                  .job_time = t2 - t0,
-                  .compute_time = t1 - t0,
-                  .injected_time = t2 - t1};
-    send(h, out.versions.data(), &out.payload);
-    stats.jobs += 1;
-    stats.compute_time += t1 - t0;
-    stats.injected_time += t2 - t1;
-    stats.busy_time += wall_seconds() - t0;
-  }
+  return WorkerLoop(worker, timing, index, seed, options, dim).serve();
 }
 
 }  // namespace pacer::mpi

@@ -49,6 +49,12 @@ class MpiRun : public EngineRun {
   bool wall_clock() const override { return true; }
   void exclude_time(double seconds) override { cluster_->exclude_time(seconds); }
   void stats(nlohmann::json& out) const override { cluster_->to_json(out); }
+  // Checkpoints (mpi_cluster.h): the cluster drains before it calls hook->write(), and saving is
+  // possible only inside that call (so never after an interrupt: the run is resumed from its last
+  // periodic checkpoint).
+  void set_checkpoint_hook(CheckpointHook* hook) override { cluster_->set_checkpoint_hook(hook); }
+  bool can_checkpoint_now() const override { return cluster_->can_checkpoint_now(); }
+  void checkpoint(StateArchive& a) override { cluster_->checkpoint(a); }
 
  private:
   double max_time_;

@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include "pacer/core/interrupt.h"
 #include "wire.h"
 
 namespace pacer::mpi {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;  // the signal number, 0 before any
 bool g_active = false;
 int g_rank = 0;
 int g_size = 1;
@@ -38,17 +38,6 @@ std::vector<Hello> g_peers;  // rank 0: by rank, from the hello (empty without t
 // Set when the session ends: its exit status, and whether a rank of the job was lost then.
 int g_exit_status = 0;
 bool g_peers_lost = false;
-
-extern "C" void on_interrupt(int signal) { g_interrupted = signal; }
-
-void install_interrupt_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_interrupt;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
 
 // Sends `bytes` to `peer` and polls until the send completes.
 void send_polling(const void* data, int bytes, int peer, int tag, int sleep_us) {
@@ -78,6 +67,8 @@ const char* tag_name(int tag) {
       return "reply";
     case kTagPayload:
       return "payload";
+    case kTagState:
+      return "state";
     default:
       return "?";
   }
@@ -120,7 +111,7 @@ void init() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  if (!g_active) install_interrupt_handlers();
+  if (!g_active) install_interrupt_handlers();  // the process-wide flag (core/interrupt.h)
   g_active = true;
 }
 
@@ -360,20 +351,9 @@ void abort_job(int code) {
   std::_Exit(code);
 }
 
-bool interrupt_requested() { return g_interrupted != 0; }
+bool interrupt_requested() { return interrupt_signal() != 0; }
 
-const char* interrupt_signal_name() {
-  switch (g_interrupted) {
-    case 0:
-      return "";
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "a signal";
-  }
-}
+const char* interrupt_signal_name() { return pacer::interrupt_signal_name(); }
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

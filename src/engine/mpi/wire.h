@@ -22,6 +22,9 @@ enum Tag : int {
   kTagModel = 112,    // rank 0 -> worker: the model x
   kTagReply = 113,    // worker -> rank 0: ReplyHeader + trailer
   kTagPayload = 114,  // worker -> rank 0: the payload
+  // Checkpoints: a worker half's state, both ways (rank 0 -> worker after a load request, worker
+  // -> rank 0 after a save request), as the bytes of a core/state.h archive.
+  kTagState = 115,
 };
 
 const char* tag_name(int tag);
@@ -34,10 +37,13 @@ struct CommandHeader {
 };
 
 struct JobHeader {
-  enum Kind : int64_t { kJob = 0, kStop = 1 };
+  // kSave: send your state (the worker answers a ReplyHeader kState, then the bytes). kLoad: your
+  // state follows, model_size bytes on kTagState (the worker answers a ReplyHeader kState with no
+  // bytes). Neither is followed by a model.
+  enum Kind : int64_t { kJob = 0, kStop = 1, kSave = 2, kLoad = 3 };
   int64_t kind = kJob;
   int64_t tag = 0;
-  int64_t model_size = 0;
+  int64_t model_size = 0;  // kJob: doubles of the model that follows; kLoad: bytes of the state
   int64_t stop_status = 0;
   // Stop: 1 when rank 0 has declared this worker lost. Rank 0 then waits for nothing more from
   // it, so the worker leaves at once, without waiting for its own sends or saying goodbye.
@@ -45,10 +51,13 @@ struct JobHeader {
 };
 
 struct ReplyHeader {
-  enum Kind : int64_t { kReply = 0, kError = 1, kBye = 2 };
+  // kState answers kSave or kLoad: payload_size bytes of state follow on kTagState (kSave; none
+  // after kLoad), or, when trailer_bytes > 0, the trailer says why the worker could not save or
+  // load its state and nothing follows.
+  enum Kind : int64_t { kReply = 0, kError = 1, kBye = 2, kState = 3 };
   int64_t kind = kReply;
   int64_t tag = 0;
-  int64_t payload_size = 0;
+  int64_t payload_size = 0;   // kReply: doubles of the payload; kState: bytes of the state
   int64_t trailer_bytes = 0;  // versions (8 bytes each), error text, or WorkerStats
   double loss = 0;
   double units = 0;

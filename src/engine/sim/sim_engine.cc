@@ -19,11 +19,24 @@ class SimulatorRun : public EngineRun {
   }
   bool run(Master& master) override {
     simulator_.run(master, workers_);
-    return false;
+    return simulator_.interrupted();
   }
   void stop(EndKind) override {}
   double end_time() const override { return simulator_.now(); }
   void stats(nlohmann::json& out) const override { simulator_.stats().to_json(out); }
+  void set_checkpoint_hook(CheckpointHook* hook) override {
+    if (!hook) {
+      simulator_.set_quiet_point(nullptr);
+      return;
+    }
+    simulator_.set_quiet_point([hook] {
+      if (hook->due()) hook->write();
+    });
+  }
+  void checkpoint(StateArchive& a) override {
+    simulator_.checkpoint(a);
+    for (std::unique_ptr<Worker>& worker : workers_) worker->checkpoint(a);
+  }
 
  private:
   Simulator simulator_;

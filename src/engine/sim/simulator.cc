@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
+#include "pacer/core/interrupt.h"
+#include "pacer/core/state.h"
 
 namespace pacer {
 
@@ -75,28 +77,22 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
          n);
   }
   workers_ = &workers;
-  state_.clear();
-  for (int i = 0; i < n; ++i) {
-    state_.emplace_back(Rng(seed_, "duration", static_cast<uint64_t>(i)),
-                        Rng(seed_, "faults", static_cast<uint64_t>(i)));
-  }
   for (const FaultPlan::Kill& kill : faults_.kills) {
     if (kill.worker < 0 || kill.worker >= n) fail("simulator: no worker {} to fail", kill.worker);
   }
-  stats_ = SimulatorStats{};
-  stats_.busy_time.assign(n, 0.0);
-  stats_.jobs_completed.assign(n, 0);
-  stats_.jobs_cancelled.assign(n, 0);
-  now_ = 0;
-  queue_ = EventQueue{};
-  timer_id_ = 0;
-  timer_pending_ = false;
-  busy_workers_ = 0;
-  pending_rejoins_ = 0;
-
-  master.start(*this);
-  schedule_faults();
+  if (resumed_) {
+    resumed_ = false;
+  } else {
+    reset(n);
+    master.start(*this);
+    schedule_faults();
+  }
   while (!master.finished()) {
+    if (interrupt_signal() != 0) {  // SIGINT/SIGTERM (core/interrupt.h): stop between events
+      interrupted_ = true;
+      break;
+    }
+    if (quiet_point_) quiet_point_();
     // Fault events alone (random failures are always pending) cannot make a method go on.
     if (queue_.empty() || (busy_workers_ == 0 && !timer_pending_ && pending_rejoins_ == 0)) {
       fail("simulation stalled at t={}: no job is running and the method has not finished", now_);
@@ -145,6 +141,74 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
   }
   stats_.end_time = now_;
   workers_ = nullptr;
+}
+
+void Simulator::reset(int workers) {
+  state_.clear();
+  for (int i = 0; i < workers; ++i) {
+    state_.emplace_back(Rng(seed_, "duration", static_cast<uint64_t>(i)),
+                        Rng(seed_, "faults", static_cast<uint64_t>(i)));
+  }
+  stats_ = SimulatorStats{};
+  stats_.busy_time.assign(workers, 0.0);
+  stats_.jobs_completed.assign(workers, 0);
+  stats_.jobs_cancelled.assign(workers, 0);
+  now_ = 0;
+  queue_ = EventQueue{};
+  timer_id_ = 0;
+  timer_pending_ = false;
+  busy_workers_ = 0;
+  pending_rejoins_ = 0;
+}
+
+void SimulatorStats::checkpoint(StateArchive& a) {
+  a.io(events);
+  a.io(losses);
+  a.io(rejoins);
+  a.io(busy_time);
+  a.io(jobs_completed);
+  a.io(jobs_cancelled);
+}
+
+void Simulator::WorkerState::checkpoint(StateArchive& a) {
+  a.io(alive);
+  a.io(fault_epoch);
+  a.io(busy);
+  a.io(job_id);
+  a.io(job.tag);
+  if (busy) {
+    // A job in progress: the model it computes at, and its answer once computed.
+    a.io(x);
+    a.io(units);
+    a.io(start);
+    a.io(duration);
+    a.io(computed);
+    if (computed) {
+      a.io(output.payload);
+      a.io(output.loss);
+      a.io(output.versions);
+    }
+  }
+  rng.checkpoint(a);
+  fault_rng.checkpoint(a);
+}
+
+void Simulator::checkpoint(StateArchive& a) {
+  a.section("simulator");
+  const int n = timing_.num_workers();
+  a.expect(n, "workers");
+  if (a.loading()) {
+    reset(n);
+    resumed_ = true;
+  }
+  a.io(now_);
+  queue_.checkpoint(a);
+  for (WorkerState& s : state_) s.checkpoint(a);
+  a.io(timer_id_);
+  a.io(timer_pending_);
+  a.io(busy_workers_);
+  a.io(pending_rejoins_);
+  stats_.checkpoint(a);
 }
 
 void Simulator::assign(int worker, const Job& job, const Vec& x) {

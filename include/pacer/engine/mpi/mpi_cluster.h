@@ -42,13 +42,34 @@
 // Workers poll-sleep the same way while they wait for a job. Replies that complete in the same
 // poll are delivered in worker-index order.
 //
+// Checkpoints (engine.h, EngineRun::checkpoint). The worker halves live on other ranks, so a
+// consistent cut needs every worker idle. When the hook says a checkpoint is due (asked at every
+// quiet point of run(): between two polls, outside every master callback), the cluster DRAINS:
+// assign() keeps the job on rank 0 (the worker is busy for the master, the job's tag and a copy
+// of x are held) instead of sending it, until no job is in flight. Every worker is then idle:
+// rank 0 asks each worker that is not lost for its state (save request; the worker rank visits
+// its duration stream, its statistics and its worker half's checkpoint()), and calls
+// hook->write(), inside which checkpoint() records the clock, the held jobs, the timer, the lost
+// flags, the statistics and the workers' states; then the held jobs are sent and the run goes on.
+// The drain costs at most one job time (the longest job in flight when the checkpoint fell due;
+// the workers that finish meanwhile wait), and it stays in the run's clock; the state fetch and
+// hook->write() themselves are taken out of it (like the master's evaluations). Loading (before
+// run()): the clock continues from the saved time, the statistics and flags are restored, every
+// worker that was not lost is sent its state (load request, answered once loaded), and run()
+// sends the held jobs instead of calling master.start(). A worker lost at the checkpoint runs
+// afresh on the new job: run() re-admits it at once (Master::on_rejoined), with its worker half
+// as the configuration built it (its state was not saved). A checkpoint is possible only at the
+// cluster's own drain: an interrupted run is resumed from its last periodic checkpoint.
+//
 // Messages (8-byte fields, native byte order: every host of a job must share one architecture):
-//   job    rank 0 -> worker: header {kind = job | stop, tag, model size, stop status, lost}; then
-//          the model x (doubles) for a job
-//   reply  worker -> rank 0: header {kind = reply | error | bye, tag, payload size, versions
-//          count, loss, units, job seconds, compute seconds, injected seconds} followed by the
-//          versions (reply), the error text (error) or the worker's statistics (bye); then the
-//          payload (doubles) for a reply
+//   job    rank 0 -> worker: header {kind = job | stop | save | load, tag, model size (load:
+//          state bytes), stop status, lost}; then the model x (doubles) for a job, the state
+//          (bytes, tag state) for a load
+//   reply  worker -> rank 0: header {kind = reply | error | bye | state, tag, payload size
+//          (state: bytes), versions count, loss, units, job seconds, compute seconds, injected
+//          seconds} followed by the versions (reply), the error text (error; state when the
+//          worker could not save or load), or the worker's statistics (bye); then the payload
+//          (doubles) for a reply, the state (bytes, tag state) for the answer to a save
 #pragma once
 
 #include <cstdint>
@@ -58,6 +79,8 @@
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/core/state.h"
+#include "pacer/engine/engine.h"
 #include "pacer/engine/mpi/runtime.h"
 #include "pacer/method/protocol.h"
 #include "pacer/timing/timing_model.h"
@@ -127,11 +150,12 @@ class MpiCluster : public Cluster {
   MpiCluster& operator=(const MpiCluster&) = delete;
 
   enum class Outcome { kFinished, kMaxTime, kInterrupted };
-  // Starts the clock, calls master.start() and delivers replies until master.finished(), until
-  // max_time wall seconds have passed (0 = no limit), or until SIGINT/SIGTERM; declares workers
-  // lost and re-admits them (file comment). Rank 0 warns once per process, at the first run, when
-  // the worker deadline is on but the job was not launched with --enable-recovery (a dead worker
-  // then ends the whole job). Throws what the master throws (a master given a kFailed reply
+  // Starts the clock, calls master.start() (after a loaded checkpoint: sends the held jobs and
+  // re-admits the workers lost then, file comment) and delivers replies until master.finished(),
+  // until max_time wall seconds have passed (0 = no limit), or until SIGINT/SIGTERM; declares
+  // workers lost and re-admits them (file comment). Rank 0 warns once per process, at the first
+  // run, when the worker deadline is on but the job was not launched with --enable-recovery (a dead
+  // worker then ends the whole job). Throws what the master throws (a master given a kFailed reply
   // throws its error), and Error when no reply arrives for timeout_s while jobs are out or lost
   // workers may still answer, when no job is out, no timer set, no worker lost and the master
   // has not finished (the method stalled), or on an MPI failure. Call once.
@@ -162,7 +186,8 @@ class MpiCluster : public Cluster {
   // loss, null if none), and "losses": one {worker, rank, time, tag, elapsed[, rejoined_time]} per
   // loss (tag: the dropped job's; elapsed: how long it had been out).
   void to_json(nlohmann::json& out) const;
-  // Wall seconds from run() to the end of the run (before shutdown), less excluded time.
+  // Wall seconds from run() to the end of the run (before shutdown), less excluded time; inside
+  // the checkpoint hook's write(), the run's time at the checkpoint.
   double end_time() const;
   // Moves the run's clock back by `seconds` of wall time that the master spent on something that
   // is not part of the run (evaluating the model): now(), the step times and max_time exclude it.
@@ -170,6 +195,17 @@ class MpiCluster : public Cluster {
   // between steps, but a job in flight meanwhile (an asynchronous worker, a straggler under the
   // finish policy) appears to take `seconds` less.
   void exclude_time(double seconds);
+
+  // Checkpoints (file comment). With `hook` set (null = none), run() drains and calls
+  // hook->write() when hook->due(). Call before run().
+  void set_checkpoint_hook(CheckpointHook* hook);
+  // True only inside the hook->write() that run() calls: saving is possible only then.
+  bool can_checkpoint_now() const;
+  // Saving (inside hook->write()): records the cluster's state and the workers'. Loading (before
+  // run()): restores it and sends each worker rank its state, waiting (at most timeout_s) until
+  // each has loaded it. Throws Error when saving outside hook->write(), on a state that does not
+  // fit (core/state.h) and when a worker cannot load its state (naming the rank).
+  void checkpoint(StateArchive& a);
 
   // Cluster:
   int num_workers() const override;
@@ -198,7 +234,10 @@ class MpiCluster : public Cluster {
 // send does not complete within options.timeout_s, or when no job or stop arrives within
 // 2·timeout_s + drain_timeout_s (longer than rank 0's own timeout, so that rank 0 reports a silent
 // worker first), or at once when rank 0's process is seen to have ended (runtime.h,
-// rank_known_dead: under --enable-recovery mpirun would not end this rank).
+// rank_known_dead: under --enable-recovery mpirun would not end this rank). Between jobs it answers
+// rank 0's save and load requests (file comment: its duration stream, its statistics and
+// worker.checkpoint()); a worker half that cannot save or load says so in the answer, and rank 0
+// ends the run with that error.
 StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim);
 

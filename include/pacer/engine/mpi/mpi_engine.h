@@ -13,7 +13,11 @@ namespace pacer::mpi {
 // on MPI failures are real (kill a rank). Starting a run requires this process to be rank 0 of an
 // MPI job of workers + 1 ranks whose other ranks run serve_worker_ranks; MPI is started on first
 // use. start() sends the resolved configuration (its source name on the first line, then the
-// TOML) to the worker ranks, which build the same problem and method from it.
+// TOML) to the worker ranks, which build the same problem and method from it. Its runs can be
+// checkpointed and resumed (EngineRun::checkpoint): the drain, what is saved and what a resumed
+// run does are described in mpi_cluster.h; can_checkpoint_now() is true only inside the
+// checkpoint hook's write() that the engine calls itself, so an interrupted run resumes from
+// its last periodic checkpoint.
 std::unique_ptr<Engine> make_mpi_engine(const Config& config, int workers);
 
 // A worker rank's whole life: serves rank 0's runs (each worker half built with `build` from the

@@ -15,9 +15,10 @@
 // calls MPI_Abort(MPI_COMM_WORLD, 1). All MPI calls return errors (MPI_ERRORS_RETURN) and are
 // turned into pacer::Error naming the call, the rank and the message tag.
 //
-// Interrupts. init() installs SIGINT and SIGTERM handlers that only set a flag (mpirun forwards
-// Ctrl-C to every rank as SIGTERM, then sends SIGKILL about one second later). Rank 0's poll loop
-// reads the flag and ends the run as "interrupted" (exit status 130). A worker rank that receives
+// Interrupts. init() installs SIGINT and SIGTERM handlers that only set the process-wide flag of
+// core/interrupt.h (mpirun forwards Ctrl-C to every rank as SIGTERM, then sends SIGKILL about one
+// second later). Rank 0's poll loop reads the flag and ends the run as "interrupted" (exit status
+// 130 for SIGINT, 143 for SIGTERM). A worker rank that receives
 // the signal on its own (kill -TERM of that one process) stops: it reports the signal to rank 0
 // (serve_jobs, or its next setup report), which ends the run with an error naming that rank
 // (status "error", exit status 1); when rank 0 was interrupted too (Ctrl-C), the run ends
@@ -84,7 +85,8 @@ inline constexpr double kLostFinalizeTimeoutS = 3;
 // calling rank (measured); the others notice a dead rank 0 (rank_known_dead) or a lost worker.
 [[noreturn]] void abort_job(int code);
 
-// True once SIGINT or SIGTERM has reached this process (after init()).
+// True once SIGINT or SIGTERM has reached this process (after init(), or after the pacer program
+// installed the handlers: core/interrupt.h, whose flag this reads).
 bool interrupt_requested();
 // "SIGINT" or "SIGTERM" once interrupt_requested(), "" before.
 const char* interrupt_signal_name();

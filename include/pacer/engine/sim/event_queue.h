@@ -5,10 +5,12 @@
 // workers finish at exactly the same instant, as they do under fixed timing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <queue>
 #include <vector>
+
+#include "pacer/core/state.h"
 
 namespace pacer {
 
@@ -18,6 +20,14 @@ struct Event {
   int worker = 0;
   int kind = 0;      // engine-defined
   uint64_t job = 0;  // engine-defined (the job id it belongs to)
+
+  void checkpoint(StateArchive& a) {
+    a.io(time);
+    a.io(sequence);
+    a.io(worker);
+    a.io(kind);
+    a.io(job);
+  }
 };
 
 class EventQueue {
@@ -25,16 +35,27 @@ class EventQueue {
   // Adds an event; its sequence number is assigned here.
   void push(Event event) {
     event.sequence = next_sequence_++;
-    heap_.push(event);
+    heap_.push_back(event);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.top(); }
+  const Event& top() const { return heap_.front(); }
   // Removes and returns the earliest event (smallest time, then smallest sequence).
   Event pop() {
-    Event e = heap_.top();
-    heap_.pop();
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    Event e = heap_.back();
+    heap_.pop_back();
     return e;
+  }
+  // The pending events and the next sequence number, for checkpoints. The heap's layout is saved
+  // as it is, so a restored queue pops in exactly the order the saved one would have.
+  void checkpoint(StateArchive& a) {
+    a.io(heap_);
+    a.io(next_sequence_);
+    if (a.loading() && !std::is_heap(heap_.begin(), heap_.end(), Later{})) {
+      a.mismatch("the event queue is not a heap");
+    }
   }
 
  private:
@@ -44,7 +65,7 @@ class EventQueue {
       return a.sequence > b.sequence;
     }
   };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<Event> heap_;  // a binary heap under Later (std::push_heap / pop_heap)
   uint64_t next_sequence_ = 0;
 };
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -59,6 +60,7 @@ struct SimulatorStats {
   std::vector<int64_t> jobs_completed;
   std::vector<int64_t> jobs_cancelled;
   void to_json(nlohmann::json& out) const;
+  void checkpoint(StateArchive& a);
 };
 
 class Simulator : public Cluster {
@@ -72,8 +74,20 @@ class Simulator : public Cluster {
   void set_faults(FaultPlan plan) { faults_ = std::move(plan); }
 
   // Runs the method until master.finished(), max_time, or no event is left. Running out of
-  // events while the master is not finished is an Error (the method stalled).
+  // events while the master is not finished is an Error (the method stalled). After a
+  // checkpoint was loaded, run() continues the saved run (the master is not started again).
   void run(Master& master, std::vector<std::unique_ptr<Worker>>& workers);
+  // Whether run() stopped because of SIGINT or SIGTERM (core/interrupt.h: checked before every
+  // event, so the run stops between two events, its state consistent).
+  bool interrupted() const { return interrupted_; }
+
+  // Called between every two events while run() runs: the moments at which the whole run (this
+  // simulator, the master, the workers) may be checkpointed. Must not change the run.
+  void set_quiet_point(std::function<void()> hook) { quiet_point_ = std::move(hook); }
+  // The clock, the pending events, every worker's job (its model, its output if computed) and
+  // duration stream, the timer and the statistics (core/state.h). Call between events (from the
+  // quiet point) or, to load, before run(). The worker halves are their own owner's to save.
+  void checkpoint(StateArchive& a);
 
   const SimulatorStats& stats() const { return stats_; }
 
@@ -104,7 +118,10 @@ class Simulator : public Cluster {
     WorkerOutput output;
     Rng rng;
     Rng fault_rng;
+    void checkpoint(StateArchive& a);
   };
+  // Sets the state of a run's start for `workers` workers.
+  void reset(int workers);
 
   void finish_job(int worker);
   void deliver(int worker, Master& master);
@@ -135,6 +152,9 @@ class Simulator : public Cluster {
   int busy_workers_ = 0;
   int pending_rejoins_ = 0;
   SimulatorStats stats_;
+  std::function<void()> quiet_point_;
+  bool resumed_ = false;  // a checkpoint was loaded: run() continues it
+  bool interrupted_ = false;
 };
 
 }  // namespace pacer

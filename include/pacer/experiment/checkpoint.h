@@ -1,0 +1,78 @@
+// Checkpoints of a run, and what resuming one may change (README "Checkpoints and resume").
+//
+// Keys: checkpoint.every_steps (updates between checkpoints; default 0 = off) and
+// checkpoint.every_s (wall-clock seconds between checkpoints; default 0 = off); either or both.
+// With either set, a run writes <out>/checkpoint.bin at the engine's first quiet point
+// (EngineRun::set_quiet_point) at or after each due moment, and once more when it is interrupted
+// (SIGINT, SIGTERM) so that the interruption loses nothing. `pacer run --resume DIR` continues
+// from it; on the simulator the resumed run's log.csv and summary.json are byte for byte those of
+// the uninterrupted run.
+//
+// The file (format version kCheckpointFormat, little-endian):
+//   "PACERCKP"  8 bytes
+//   version     u32
+//   length      u64, of the body
+//   body        the header (pacer version, the run's resolved configuration, step and engine
+//               time at the checkpoint) then the run's state (core/state.h archives of every
+//               component, in the order run_experiment visits them)
+//   checksum    u64, FNV-1a of the body (any single changed byte changes it)
+// It is written to "checkpoint.bin.tmp.<pid>" and renamed over checkpoint.bin once complete, so
+// the previous checkpoint stays whole until the new one is. A file that is truncated, corrupt,
+// of another format version, or of another run is refused with an Error naming it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pacer/core/config.h"
+
+namespace pacer {
+
+inline constexpr uint32_t kCheckpointFormat = 1;
+
+struct CheckpointPolicy {
+  int64_t every_steps = 0;  // 0 = off
+  double every_s = 0;       // 0 = off
+  bool enabled() const { return every_steps > 0 || every_s > 0; }
+};
+
+// Reads checkpoint.every_steps and checkpoint.every_s (errors name the key).
+CheckpointPolicy read_checkpoint_policy(const Config& config);
+
+struct CheckpointHeader {
+  std::string pacer_version;
+  std::string config_toml;  // the run's resolved configuration, as config.toml records it
+  int64_t step = 0;         // updates applied when it was written
+  double time = 0;          // the engine's clock then
+};
+
+struct Checkpoint {
+  CheckpointHeader header;
+  std::string state;  // the components' archives
+};
+
+// Writes the checkpoint file atomically (see the file comment). Throws Error naming the path on
+// an I/O failure; the previous checkpoint is then untouched.
+void write_checkpoint(const std::string& path, const CheckpointHeader& header,
+                      std::string_view state);
+// Reads and verifies a checkpoint file. Throws Error naming the path and what is wrong.
+Checkpoint read_checkpoint(const std::string& path);
+
+// One key whose value differs between a checkpoint's configuration and a resumed run's.
+struct ConfigChange {
+  std::string key;
+  std::optional<std::string> before, after;  // nullopt: absent
+  std::string describe() const;              // "max_steps: 200 -> 400"
+};
+// The changed keys between two resolved configurations (TOML texts), sorted by key.
+std::vector<ConfigChange> config_changes(const std::string& saved_toml,
+                                         const std::string& now_toml);
+// Whether changing `key` on resume only extends the run: max_steps, max_time, max_work, target.*
+// (what ends the run) and checkpoint.* (how often it is saved). Everything else would make the
+// resumed run a different run, and is refused.
+bool key_extends_run(std::string_view key);
+
+}  // namespace pacer
