@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -36,6 +37,8 @@ void visit_header(StateArchive& a, CheckpointHeader& h) {
   a.section("checkpoint_header");
   a.io(h.pacer_version);
   a.io(h.config_toml);
+  a.io(h.config_source);
+  a.io(h.changes_json);
   a.io(h.step);
   a.io(h.time);
 }
@@ -152,9 +155,18 @@ std::vector<ConfigChange> config_changes(const std::string& saved_toml,
   return out;
 }
 
-bool key_extends_run(std::string_view key) {
-  return key == "max_steps" || key == "max_time" || key == "max_work" ||
-         key.starts_with("target.") || key.starts_with("checkpoint.");
+bool is_checkpoint_key(std::string_view key) { return key.starts_with("checkpoint."); }
+
+bool change_extends_run(const ConfigChange& change) {
+  const std::string& key = change.key;
+  if (key == "target.loss" || key == "target.hold" || key == "target.stop") return true;
+  if (key != "max_steps" && key != "max_time" && key != "max_work") return false;
+  // A limit: raised, or lifted (0); never lowered.
+  auto number = [](const std::optional<std::string>& text) {
+    return text ? std::strtod(text->c_str(), nullptr) : 0.0;
+  };
+  const double before = number(change.before), after = number(change.after);
+  return after == 0 || (before != 0 && after >= before);
 }
 
 }  // namespace pacer

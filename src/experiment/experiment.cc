@@ -65,9 +65,9 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
 std::string summary_text(const nlohmann::json& summary) { return summary.dump(2) + "\n"; }
 
 // The figure's title: "<config name>: <method>, seed <k>" (the config name left out when it is
-// the method's).
-std::string figure_title(const Config& config, const nlohmann::json& summary) {
-  std::string name = config.source().substr(config.source().find_last_of('/') + 1);
+// the method's). `source` is the configuration file the run started from.
+std::string figure_title(const std::string& source, const nlohmann::json& summary) {
+  std::string name = source.substr(source.find_last_of('/') + 1);
   if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
   const std::string method = summary.value("method", std::string("run"));
   return fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
@@ -89,7 +89,7 @@ std::vector<double> figure_targets(const nlohmann::json& summary, std::string& t
 // doubles; else an earlier one is removed), summary.json, and the figure loss.{gp,png,svg}
 // (plot.h; gnuplot draws it while summary.json and model.bin are written). config.toml was
 // written when the folder was created. summary.json comes after the data it describes.
-void write_outputs(const RunFolder& folder, Recorder& recorder, const Config& config,
+void write_outputs(const RunFolder& folder, Recorder& recorder, const std::string& source,
                    const nlohmann::json& summary, const Vec* model) {
   recorder.flush_log();
   folder.write("evals.csv", recorder.evals_csv());
@@ -97,7 +97,7 @@ void write_outputs(const RunFolder& folder, Recorder& recorder, const Config& co
   // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv.
   std::string target_on = "train";
   const std::vector<double> targets = figure_targets(summary, target_on);
-  RunFigureJob figure(folder.dir(), figure_title(config, summary), targets, target_on);
+  RunFigureJob figure(folder.dir(), figure_title(source, summary), targets, target_on);
   if (model) {
     folder.write("model.bin",
                  std::string_view(reinterpret_cast<const char*>(model->data()),
@@ -303,12 +303,12 @@ RunFolder start_outputs(const std::string& dir, const Config& config, nlohmann::
 
 // After the run failed with `error`: writes its outputs with "status": "error" and the message.
 // Throws an Error saying both when that fails too.
-void write_error_outputs(const RunFolder& folder, Recorder& recorder, const Config& config,
+void write_error_outputs(const RunFolder& folder, Recorder& recorder, const std::string& source,
                          nlohmann::json summary, const std::string& error) {
   summary["status"] = "error";
   summary["error"] = error;
   try {
-    write_outputs(folder, recorder, config, summary, nullptr);
+    write_outputs(folder, recorder, source, summary, nullptr);
   } catch (const Error& also) {
     fail("{}; and the outputs could not be written: {}", error, also.what());
   }
@@ -329,20 +329,17 @@ struct RunState {
     trainer.checkpoint(a);
     master.checkpoint(a);
     recorder.checkpoint(a);
-    // log.csv's rows so far are on disk; a resumed run cuts the file back to this length.
-    uint64_t log_bytes = a.loading() ? 0 : recorder.flush_log();
-    a.io(log_bytes);
-    if (a.loading()) recorder.resume_log(log_bytes);
   }
 };
 
 // Writes <out>/checkpoint.bin whenever the policy says one is due (engine.h, CheckpointHook).
 class Checkpointer : public CheckpointHook {
  public:
-  Checkpointer(CheckpointPolicy policy, std::string path, std::string config_toml, RunState state)
+  // `header` gives the configuration, its source and the changes of earlier resumes.
+  Checkpointer(CheckpointPolicy policy, std::string path, CheckpointHeader header, RunState state)
       : policy_(policy),
         path_(std::move(path)),
-        config_toml_(std::move(config_toml)),
+        header_(std::move(header)),
         state_(state),
         last_step_(state.trainer.steps()),
         last_wall_(std::chrono::steady_clock::now()) {}
@@ -362,12 +359,10 @@ class Checkpointer : public CheckpointHook {
   void write() override {
     StateArchive a = StateArchive::for_saving();
     state_.checkpoint(a);
-    write_checkpoint(path_,
-                     CheckpointHeader{.pacer_version = PACER_VERSION,
-                                      .config_toml = config_toml_,
-                                      .step = state_.trainer.steps(),
-                                      .time = state_.engine.end_time()},
-                     a.bytes());
+    header_.pacer_version = PACER_VERSION;
+    header_.step = state_.trainer.steps();
+    header_.time = state_.engine.end_time();
+    write_checkpoint(path_, header_, a.bytes());
     last_step_ = state_.trainer.steps();
     last_wall_ = std::chrono::steady_clock::now();
   }
@@ -375,26 +370,33 @@ class Checkpointer : public CheckpointHook {
  private:
   CheckpointPolicy policy_;
   std::string path_;
-  std::string config_toml_;
+  CheckpointHeader header_;
   RunState state_;
   int64_t last_step_;
   std::chrono::steady_clock::time_point last_wall_;
   uint64_t calls_ = 0;
 };
 
-// The checkpoint `options` resumes from, its configuration checked against `config`'s: only keys
-// that extend the run may differ (checkpoint.h, key_extends_run). Returns the changes.
+// `saved`'s configuration checked against `config`'s: only changes that extend the run may
+// differ (checkpoint.h, change_extends_run), or checkpoint.* keys. Returns the changes that
+// extend it (checkpoint.* changes nothing of the run's results and is not recorded).
 std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config& config,
                                           const std::string& path) {
-  std::vector<ConfigChange> changes = config_changes(saved.header.config_toml, config.to_toml());
+  std::vector<ConfigChange> changes;
   std::vector<std::string> refused;
-  for (const ConfigChange& change : changes) {
-    if (!key_extends_run(change.key)) refused.push_back(change.describe());
+  for (ConfigChange& change : config_changes(saved.header.config_toml, config.to_toml())) {
+    if (is_checkpoint_key(change.key)) {
+      log_info("resuming with {}", change.describe());
+      continue;
+    }
+    if (!change_extends_run(change)) refused.push_back(change.describe());
+    changes.push_back(std::move(change));
   }
   if (!refused.empty()) {
     fail(
-        "{}: cannot resume with a changed configuration ({}); only max_steps, max_time, "
-        "max_work, target.* and checkpoint.* may change on resume",
+        "{}: cannot resume with a changed configuration ({}); only raising max_steps, "
+        "max_time or max_work and changing target.loss, target.hold, target.stop or "
+        "checkpoint.* are allowed on resume",
         path, fmt::join(refused, "; "));
   }
   for (const ConfigChange& change : changes) log_info("resuming with {}", change.describe());
@@ -411,12 +413,15 @@ RunFolder resume_outputs(const std::string& dir, const Config& config, Checkpoin
   StateArchive archive = StateArchive::for_loading(std::move(saved.state), checkpoint_path);
   state.checkpoint(archive);
   archive.expect_end();
+  state.recorder.continue_log();
   folder.write("config.toml", config.to_toml());
   return folder;
 }
 
-nlohmann::json changes_json(const std::vector<ConfigChange>& changes) {
-  nlohmann::json out = nlohmann::json::array();
+// summary.json's resumed_with_changes: the earlier resumes' (`earlier`, a JSON array's text or
+// empty) and this one's.
+nlohmann::json changes_json(const std::string& earlier, const std::vector<ConfigChange>& changes) {
+  nlohmann::json out = earlier.empty() ? nlohmann::json::array() : nlohmann::json::parse(earlier);
   for (const ConfigChange& c : changes) {
     out.push_back({{"key", c.key},
                    {"before", c.before ? nlohmann::json(*c.before) : nlohmann::json()},
@@ -457,11 +462,15 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   }
   // A resumed run: its checkpoint, read and checked before anything starts.
   std::optional<Checkpoint> saved;
-  std::vector<ConfigChange> changes;
   const std::string checkpoint_path = options.out_dir + "/checkpoint.bin";
+  // The file the run started from (figure titles), and summary.json's resumed_with_changes.
+  std::string source = config.source();
+  nlohmann::json changes = nlohmann::json::array();
   if (options.resume) {
     saved = read_checkpoint(checkpoint_path);
-    changes = check_resumable(*saved, config, checkpoint_path);
+    changes =
+        changes_json(saved->header.changes_json, check_resumable(*saved, config, checkpoint_path));
+    source = saved->header.config_source;
   }
 
   std::unique_ptr<EngineRun> engine = start_engine(config, s);
@@ -491,7 +500,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     nlohmann::json engine_summary;
     engine->stats(engine_summary);
     summary["engine_stats"] = engine_summary;
-    if (!changes.empty()) summary["resumed_with_changes"] = changes_json(changes);
+    if (!changes.empty()) summary["resumed_with_changes"] = changes;
     return summary;
   };
 
@@ -513,18 +522,33 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       throw;
     }
     // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is.
-    recorder.set_snapshot_listener([&] {
+    auto snapshot = [&] {
       const auto begin = std::chrono::steady_clock::now();
       write_snapshot(*folder, recorder, describe_run());
       if (engine->wall_clock()) {
         engine->exclude_time(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
       }
-    });
+    };
+    recorder.set_snapshot_listener(snapshot);
+    // A resumed run's folder describes the checkpoint from the start (not the later moment the
+    // earlier attempt had reached).
+    if (saved) {
+      try {
+        snapshot();
+      } catch (...) {
+        engine->stop(EndKind::kError);
+        throw;
+      }
+    }
   }
   std::optional<Checkpointer> checkpointer;
   if (folder && s.checkpoints.enabled()) {
-    checkpointer.emplace(s.checkpoints, checkpoint_path, config.to_toml(), state);
+    CheckpointHeader header;
+    header.config_toml = config.to_toml();
+    header.config_source = source;
+    header.changes_json = changes.empty() ? "" : changes.dump();
+    checkpointer.emplace(s.checkpoints, checkpoint_path, std::move(header), state);
     engine->set_checkpoint_hook(&*checkpointer);
   }
 
@@ -533,13 +557,20 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     interrupted = engine->run(*master);
     // An interrupted run writes what it has first: the workers are stopped afterwards. With
     // checkpoints on, that includes one last checkpoint, so the interruption loses nothing.
-    if (interrupted && checkpointer && engine->can_checkpoint_now()) checkpointer->write();
+    if (interrupted && checkpointer && engine->can_checkpoint_now()) {
+      try {
+        checkpointer->write();
+      } catch (const Error& e) {
+        log_warning("{} (the last checkpoint written before stays the one to resume from)",
+                    e.what());
+      }
+    }
     if (!interrupted) engine->stop(EndKind::kOk);
   } catch (const Error& e) {
     engine->stop(EndKind::kError);
     if (!folder) throw;
     // Keep what the run produced up to the error (DESIGN.md section 7).
-    write_error_outputs(*folder, recorder, config, describe_run(), e.what());
+    write_error_outputs(*folder, recorder, source, describe_run(), e.what());
     if (!recorder.recorded()) throw;
     fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
   } catch (...) {
@@ -553,7 +584,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     nlohmann::json summary = describe_run();
     if (interrupted) summary["status"] = "interrupted";
     if (folder) {
-      write_outputs(*folder, recorder, config, summary, s.save_model ? &trainer.x() : nullptr);
+      write_outputs(*folder, recorder, source, summary, s.save_model ? &trainer.x() : nullptr);
     }
     if (interrupted) engine->stop(EndKind::kInterrupted);
     return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary)};

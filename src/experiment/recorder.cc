@@ -274,30 +274,20 @@ uint64_t Recorder::flush_log() {
   return log_file_.flush();
 }
 
-void Recorder::resume_log(uint64_t length) {
+void Recorder::continue_log() {
   PACER_CHECK(log_file_.is_open());
-  const std::string& path = log_file_.path();
-  if (log_file_.size() < length) {
-    fail("{}: {} bytes long, shorter than the {} bytes recorded when the run was saved", path,
-         log_file_.size(), length);
+  const uint64_t keep =
+      last_row_start_ >= 0 ? static_cast<uint64_t>(last_row_start_) : saved_log_length_;
+  if (log_file_.size() < keep) {
+    fail("{}: {} bytes long, shorter than the {} bytes recorded before the checkpoint's last row",
+         log_file_.path(), log_file_.size(), keep);
   }
-  log_file_.truncate(length);
-  // The last line, read back: finish() may have to give it the final evaluation's columns.
-  std::string tail;
-  for (size_t window = 4096;; window *= 2) {
-    tail = log_file_.tail(window);
-    const size_t newline = tail.find('\n');
-    if (tail.size() >= length || (newline != std::string::npos && newline + 1 < tail.size())) {
-      break;
-    }
+  log_file_.truncate(keep);
+  if (last_row_start_ >= 0) append_log(last_row_);
+  if (flush_log() != saved_log_length_) {
+    fail("{}: the checkpoint's last row does not end where the checkpoint says the log ended",
+         log_file_.path());
   }
-  if (tail.empty() || tail.back() != '\n') {
-    fail("{}: the first {} bytes, where the saved run continues, do not end with a whole row", path,
-         length);
-  }
-  const size_t start = tail.rfind('\n', tail.size() - 2);
-  last_row_ = tail.substr(start == std::string::npos ? 0 : start + 1);
-  last_row_start_ = last_row_ == kLogHeader ? -1 : static_cast<int64_t>(length - last_row_.size());
 }
 
 void Recorder::stream(bool evaluated) {
@@ -522,7 +512,14 @@ void Recorder::checkpoint(StateArchive& a) {
   a.io(targets);
   a.io(hold);
   a.io(reached);
+  a.io(final_);
+  // log.csv: its length and its last row, as they are now (continue_log).
+  uint64_t log_bytes = a.loading() ? 0 : flush_log();
+  a.io(log_bytes);
+  a.io(last_row_start_);
+  a.io(last_row_);
   if (!a.loading()) return;
+  saved_log_length_ = log_bytes;
   if (hold.size() != targets.size() || reached.size() != targets.size()) {
     a.mismatch("the targets' counters do not match the targets");
   }

@@ -29,6 +29,7 @@ struct Case {
   const char* method;
   const char* extra;           // more [method] keys, then other tables
   const char* optimizer = "";  // more [optimizer] keys
+  const char* top = "";        // more top-level keys
 };
 
 // Every method, with the state that checkpoints must carry switched on: minibatches (each
@@ -52,12 +53,18 @@ const Case kCases[] = {
     {"malenia", ""},
     {"ringleader", ""},
     {"asgd", "[faults]\nkill_workers = [1, 4]\nkill_at = [10.0, 25.0]\nrejoin_after = 15.0\n"},
+    // Two targets never reached (empty records in the checkpoint), and a summary whose "final"
+    // is the last scheduled evaluation (eval_final = false).
+    {"dgd", "[target]\nloss = [1e-9, 1e-10]\n", "", "eval_final = false\n"},
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.method << " " << c.extra << c.optimizer; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.method << " " << c.top << c.extra << c.optimizer;
+}
 
 std::string config_text(const Case& c) {
-  std::string text = "workers = 6\nseed = 3\nmax_steps = " + std::to_string(kSteps) +
+  std::string text = std::string(c.top) +
+                     "workers = 6\nseed = 3\nmax_steps = " + std::to_string(kSteps) +
                      "\neval_every = 30\n[checkpoint]\nevery_steps = " + std::to_string(kEvery) +
                      "\n[training]\nbatch = 8\n[timing]\nmodel = \"exponential\"\ntau = 1.0\n" +
                      "[optimizer]\nlr = 0.02\n" + c.optimizer + testing::kLeastSquaresTables;
@@ -197,6 +204,32 @@ TEST_F(ResumeRefusals, ExtendingTheRunIsAllowedAndRecorded) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(out_ + "/log.csv"), read_text(whole + "/log.csv"));
   EXPECT_NE(read_text(out_ + "/config.toml").find("max_steps = 300"), std::string::npos);
+}
+
+// A run stopped by max_time whose last checkpoint came after its last update (finish() has since
+// given that update's row the final evaluation's columns), extended on resume: the same as a run
+// with the longer limit from the start.
+TEST(Checkpoints, ARunThatEndedIsExtendedOnResume) {
+  TempDir dir;
+  const std::string config = dir.file("run.toml");
+  write_text(config, config_text(kCases[0]));  // dgd
+  const std::string out = dir.file("out");
+  const std::string every_update = " --set checkpoint.every_steps=1 --set max_time=60";
+  testing::CommandResult r =
+      run_pacer("run " + shell_quoted(config) + every_update + " --out " + shell_quoted(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("max_time"), std::string::npos) << r.output;
+  r = run_pacer("run --resume " + shell_quoted(out) + " --set max_time=120");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string whole = dir.file("whole");
+  r = run_pacer("run " + shell_quoted(config) +
+                " --set checkpoint.every_steps=1 --set max_time=120 --out " + shell_quoted(whole));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+  // Lowering a limit is no extension.
+  r = run_pacer("run --resume " + shell_quoted(out) + " --set max_time=30");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("max_time: 120 -> 30"), std::string::npos) << r.output;
 }
 
 TEST(Checkpoints, WritingThemDoesNotChangeTheRun) {

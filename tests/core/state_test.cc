@@ -136,6 +136,18 @@ TEST(StateArchive, TruncatedOrOverlongStateIsRefused) {
   EXPECT_THROW(in.expect_end(), Error);
 }
 
+TEST(StateArchive, EmptyOptionalsAtTheEndRoundTrip) {
+  // Two unreached targets are two one-byte empty optionals, the last thing in the archive: the
+  // count check must not ask for more than a byte each.
+  std::vector<std::optional<double>> reached(2), restored;
+  StateArchive out = StateArchive::for_saving();
+  out.io(reached);
+  StateArchive in = StateArchive::for_loading(out.bytes(), "test");
+  in.io(restored);
+  in.expect_end();
+  EXPECT_EQ(restored, reached);
+}
+
 TEST(StateArchive, HugeCountsAreRefusedBeforeAllocating) {
   // A count field claiming 2^60 elements in a short buffer must not be trusted.
   StateArchive out = StateArchive::for_saving();

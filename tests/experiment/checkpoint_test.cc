@@ -19,10 +19,14 @@ using testing::TempDir;
 using testing::write_text;
 
 CheckpointHeader sample_header() {
-  return CheckpointHeader{.pacer_version = "9.9.9",
-                          .config_toml = "seed = 4\nmax_steps = 100\n",
-                          .step = 42,
-                          .time = 12.5};
+  CheckpointHeader h;
+  h.pacer_version = "9.9.9";
+  h.config_toml = "seed = 4\nmax_steps = 100\n";
+  h.config_source = "configs/run.toml";
+  h.changes_json = "[]";
+  h.step = 42;
+  h.time = 12.5;
+  return h;
 }
 
 std::string error_of(const std::string& path) {
@@ -42,6 +46,8 @@ TEST(CheckpointFile, WhatIsWrittenIsReadBack) {
   const Checkpoint c = read_checkpoint(path);
   EXPECT_EQ(c.header.pacer_version, "9.9.9");
   EXPECT_EQ(c.header.config_toml, sample_header().config_toml);
+  EXPECT_EQ(c.header.config_source, "configs/run.toml");
+  EXPECT_EQ(c.header.changes_json, "[]");
   EXPECT_EQ(c.header.step, 42);
   EXPECT_EQ(c.header.time, 12.5);
   EXPECT_EQ(c.state, state);
@@ -93,12 +99,16 @@ TEST(CheckpointConfig, ChangesAreListedAndClassified) {
   EXPECT_EQ(changes[0].describe(), "max_steps: 100 -> 200");
   EXPECT_EQ(changes[1].describe(), "method.name: dgd -> (absent)");
   EXPECT_EQ(changes[2].describe(), "target.loss: (absent) -> 0.5");
-  EXPECT_TRUE(key_extends_run("max_steps"));
-  EXPECT_TRUE(key_extends_run("target.loss"));
-  EXPECT_TRUE(key_extends_run("checkpoint.every_s"));
-  EXPECT_FALSE(key_extends_run("method.name"));
-  EXPECT_FALSE(key_extends_run("optimizer.lr"));
-  EXPECT_FALSE(key_extends_run("seed"));
+  EXPECT_TRUE(change_extends_run(changes[0]));                    // max_steps raised
+  EXPECT_FALSE(change_extends_run(changes[1]));                   // another method
+  EXPECT_TRUE(change_extends_run(changes[2]));                    // a target added
+  EXPECT_FALSE(change_extends_run({"max_steps", "200", "100"}));  // lowered
+  EXPECT_TRUE(change_extends_run({"max_time", "50.0", "0.0"}));   // lifted
+  EXPECT_FALSE(change_extends_run({"max_time", "0.0", "50.0"}));  // a limit where there was none
+  EXPECT_FALSE(change_extends_run({"target.on", "train", "full"}));
+  EXPECT_FALSE(change_extends_run({"optimizer.lr", "0.1", "0.2"}));
+  EXPECT_TRUE(is_checkpoint_key("checkpoint.every_s"));
+  EXPECT_FALSE(is_checkpoint_key("seed"));
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "pacer/core/error.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
+#include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
 #include "pacer/experiment/compare.h"
 #include "pacer/experiment/experiment.h"
@@ -162,6 +163,9 @@ int command_run(const ConfigArgs& args) {
     std::fprintf(stderr, "pacer run: --out: a resumed run continues in its own folder, DIR\n");
     return 2;
   }
+  // A crash between the two renames of a folder swap (run_folder.h) is repaired before the
+  // resumed run's files are read.
+  if (!args.resume.empty()) RunFolder::reopen(args.resume);
   Config config = load_config(args);
   RunOptions options;
   options.resume = !args.resume.empty();

@@ -72,7 +72,8 @@ class StateArchive {
     uint64_t n = v.size();
     io(n);
     if (loading_) {
-      check_count(n, sizeof(T) > 8 ? 8 : sizeof(T));
+      // Each element takes at least its own size (arithmetic) or one byte (an empty optional).
+      check_count(n, std::is_arithmetic_v<T> ? sizeof(T) : 1);
       v.resize(n);
     }
     if constexpr (std::is_arithmetic_v<T>) {

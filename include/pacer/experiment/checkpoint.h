@@ -2,9 +2,10 @@
 //
 // Keys: checkpoint.every_steps (updates between checkpoints; default 0 = off) and
 // checkpoint.every_s (wall-clock seconds between checkpoints; default 0 = off); either or both.
-// With either set, a run writes <out>/checkpoint.bin at the engine's first quiet point
-// (EngineRun::set_quiet_point) at or after each due moment, and once more when it is interrupted
-// (SIGINT, SIGTERM) so that the interruption loses nothing. `pacer run --resume DIR` continues
+// With either set, a run writes <out>/checkpoint.bin at the engine's first quiet point at or
+// after each due moment (EngineRun::set_checkpoint_hook), and on the simulator once more when it
+// is interrupted (SIGINT, SIGTERM) so that the interruption loses nothing (an interrupted MPI run
+// keeps its last periodic checkpoint: docs/mpi.md). `pacer run --resume DIR` continues
 // from it; on the simulator the resumed run's log.csv and summary.json are byte for byte those of
 // the uninterrupted run.
 //
@@ -44,9 +45,11 @@ CheckpointPolicy read_checkpoint_policy(const Config& config);
 
 struct CheckpointHeader {
   std::string pacer_version;
-  std::string config_toml;  // the run's resolved configuration, as config.toml records it
-  int64_t step = 0;         // updates applied when it was written
-  double time = 0;          // the engine's clock then
+  std::string config_toml;    // the run's resolved configuration, as config.toml records it
+  std::string config_source;  // the configuration file the run started from (figure titles)
+  std::string changes_json;   // the extensions of earlier resumes (a JSON array; may be empty)
+  int64_t step = 0;           // updates applied when it was written
+  double time = 0;            // the engine's clock then
 };
 
 struct Checkpoint {
@@ -70,9 +73,11 @@ struct ConfigChange {
 // The changed keys between two resolved configurations (TOML texts), sorted by key.
 std::vector<ConfigChange> config_changes(const std::string& saved_toml,
                                          const std::string& now_toml);
-// Whether changing `key` on resume only extends the run: max_steps, max_time, max_work, target.*
-// (what ends the run) and checkpoint.* (how often it is saved). Everything else would make the
-// resumed run a different run, and is refused.
-bool key_extends_run(std::string_view key);
+// Whether a change made on resume only extends the run: max_steps, max_time, max_work raised (or
+// set to 0, no limit), target.loss, target.hold and target.stop (what ends the run). Everything
+// else would make the resumed run a different run, and is refused; checkpoint.* (how often it is
+// saved) is allowed too but changes nothing of the run (is_checkpoint_key).
+bool change_extends_run(const ConfigChange& change);
+bool is_checkpoint_key(std::string_view key);
 
 }  // namespace pacer

@@ -143,13 +143,13 @@ class Recorder : public Monitor {
   // flush_log or finish (the run then ends with that error): a row is never silently lost.
   void stream_log(const std::string& path, double interval_s);
   // Writes every complete row so far to log.csv and returns the file's length in bytes (0 when
-  // not streaming): a checkpoint records it for resume_log.
+  // not streaming).
   uint64_t flush_log();
-  // Continues a stopped run's log.csv (after stream_log on it, before the run goes on): cuts the
-  // file to `length` bytes, flush_log()'s answer when the checkpoint was written, so that the
-  // resumed run's rows follow the checkpoint's last one. Throws Error naming the file when it is
-  // shorter than `length` or `length` does not end a row.
-  void resume_log(uint64_t length);
+  // Continues a stopped run's log.csv, after stream_log on it and after checkpoint() loaded the
+  // state: cuts the file back to where the checkpoint's last row starts and writes that row as it
+  // was then (finish() may have given it the final evaluation's columns since), so that the
+  // resumed run's rows follow it. Throws Error naming the file when it is shorter than that.
+  void continue_log();
   // When streaming: called after an evaluation once its row is in log.csv (the run going on), at
   // most once per interval_s of wall time. run_experiment rewrites summary.json ("status":
   // "running"), evals.csv and trace.csv there.
@@ -158,7 +158,7 @@ class Recorder : public Monitor {
   }
   // log.csv's first line (with its newline).
   static std::string_view log_header();
-  // Whether a row is in the log (recorded by this recorder, or continued by resume_log).
+  // Whether a row is in the log (recorded by this recorder, or continued by continue_log).
   bool recorded() const { return last_row_start_ >= 0; }
 
   // "target_reached", "max_steps", "max_time", "max_work", "diverged", a status the method
@@ -174,10 +174,11 @@ class Recorder : public Monitor {
   std::string trace_csv() const { return trace_.csv(); }
   // Adds the monitor's part of summary.json: targets, step times, work, final metrics.
   void summarize(nlohmann::json& out) const;
-  // Everything but log.csv's rows (the checkpoint records the log's length; flush_log): the
-  // evaluation schedule, targets' hold counters, divergence counters, step times, evals.csv and
-  // the loss trace. Loading into a recorder whose targets changed (an extended run) keeps the
-  // counters of the targets both have and starts the new ones afresh.
+  // Everything but log.csv's rows before the last (saving flushes the log and records its length
+  // and last row; continue_log restores them): the evaluation schedule, targets' hold counters,
+  // divergence counters, step times, the last evaluation, evals.csv and the loss trace. Loading
+  // into a recorder whose targets changed (an extended run) keeps the counters of the targets
+  // both have and starts the new ones afresh.
   void checkpoint(StateArchive& a);
 
  private:
@@ -187,6 +188,15 @@ class Recorder : public Monitor {
     // Appends "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n", the evaluation
     // columns of log.csv and evals.csv, with the absent ones blank.
     void append_csv(std::string& out) const;
+    void checkpoint(StateArchive& a) {
+      a.io(full_loss);
+      a.io(grad_norm_sq);
+      a.io(tilde_loss);
+      a.io(test_loss);
+      a.io(test_accuracy);
+      a.io(has_test);
+      a.io(has_tilde);
+    }
   };
   Evaluated evaluate(const Vec& x, const UpdateRecord& at);
   bool evaluation_due(const UpdateRecord& record);
@@ -224,8 +234,9 @@ class Recorder : public Monitor {
   double last_flush_wall_ = 0;
   double last_snapshot_wall_ = 0;
   std::function<void()> snapshot_listener_;
-  int64_t last_row_start_ = -1;  // where log.csv's last row starts; -1 = no row
-  std::string last_row_;         // that row
+  int64_t last_row_start_ = -1;    // where log.csv's last row starts; -1 = no row
+  std::string last_row_;           // that row
+  uint64_t saved_log_length_ = 0;  // loaded from a checkpoint: log.csv's length then
   std::string evals_;
   LossTrace trace_;
   std::function<void(double)> evaluation_listener_;

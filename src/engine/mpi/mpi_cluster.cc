@@ -1216,7 +1216,7 @@ void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec
 // (+ trailer) in `reply_` and, for a reply or a saved state, a second message.
 class WorkerLoop {
  public:
-  WorkerLoop(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+  WorkerLoop(Worker& worker, TimingModel& timing, int index, uint64_t seed,
              const MpiOptions& options, int64_t dim)
       : worker_(worker),
         timing_(timing),
@@ -1430,12 +1430,14 @@ class WorkerLoop {
     return {};
   }
 
-  // What a checkpoint records of this rank (mpi_cluster.h): the duration stream, the statistics
-  // and the worker half's own state.
+  // What a checkpoint records of this rank (mpi_cluster.h): the duration stream, the timing
+  // model's own state (a trace's replay position: this rank's copy is the one that advances), the
+  // statistics and the worker half's own state.
   void checkpoint(StateArchive& a) {
     a.section("mpi_worker");
     a.expect(index_, "worker index");
     rng_.checkpoint(a);
+    timing_.checkpoint(a);
     a.io(stats_.jobs);
     a.io(stats_.compute_time);
     a.io(stats_.injected_time);
@@ -1507,7 +1509,7 @@ class WorkerLoop {
   }
 
   Worker& worker_;
-  const TimingModel& timing_;
+  TimingModel& timing_;  // a trace model's replay position is checkpointed
   const int index_;
   const MpiOptions& options_;
   const int64_t dim_;
@@ -1527,7 +1529,7 @@ class WorkerLoop {
 
 }  // namespace
 
-StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+StopStatus serve_jobs(Worker& worker, TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim) {
   PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= INT32_MAX);
   return WorkerLoop(worker, timing, index, seed, options, dim).serve();

@@ -238,7 +238,7 @@ class MpiCluster : public Cluster {
 // rank 0's save and load requests (file comment: its duration stream, its statistics and
 // worker.checkpoint()); a worker half that cannot save or load says so in the answer, and rank 0
 // ends the run with that error.
-StopStatus serve_jobs(Worker& worker, const TimingModel& timing, int index, uint64_t seed,
+StopStatus serve_jobs(Worker& worker, TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim);
 
 }  // namespace pacer::mpi

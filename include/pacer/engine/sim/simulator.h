@@ -86,7 +86,8 @@ class Simulator : public Cluster {
   void set_quiet_point(std::function<void()> hook) { quiet_point_ = std::move(hook); }
   // The clock, the pending events, every worker's job (its model, its output if computed) and
   // duration stream, the timer and the statistics (core/state.h). Call between events (from the
-  // quiet point) or, to load, before run(). The worker halves are their own owner's to save.
+  // quiet point, or after run() returned for an interrupt) or, to load, before run(). The worker
+  // halves are their own owner's to save.
   void checkpoint(StateArchive& a);
 
   const SimulatorStats& stats() const { return stats_; }
