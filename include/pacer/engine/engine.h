@@ -103,7 +103,7 @@ class Engine {
 struct WorkerProcess {
   std::shared_ptr<const void> owner;
   std::unique_ptr<Worker> worker;
-  TimingModel* timing = nullptr;  // the worker's own (a trace model advances)
+  TimingModel* timing = nullptr;   // the worker's own (a trace model advances)
   const Engine* engine = nullptr;  // the engine the configuration chose, its keys read
   uint64_t seed = 0;
   int64_t dim = 0;
