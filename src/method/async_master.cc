@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -222,6 +224,28 @@ double GradientTable::harmonic_mean_count() const {
     if (member_[i]) inverse_sum += 1.0 / static_cast<double>(count_[i]);
   }
   return static_cast<double>(workers()) / inverse_sum;
+}
+
+bool GradientTable::harmonic_mean_count_reaches(double s) const {
+  if (filled_ < workers()) return false;
+  const double n = static_cast<double>(workers());
+  double inverse_sum = 0;
+  for (size_t i = 0; i < count_.size(); ++i) {
+    if (member_[i]) inverse_sum += 1.0 / static_cast<double>(count_[i]);
+  }
+  // Each 1/B_i is rounded once (ε/2), the sum of n terms adds at most (n − 1)·ε/2 of the total and
+  // the product one more ε/2: s · Σ computed is within (n + 1)·ε of s · Σ exact, relatively. n² is
+  // exact in double. Outside a band twice that wide the double answer is the exact one.
+  const double rhs = s * inverse_sum;
+  const double band = 2.0 * (n + 1.0) * std::numeric_limits<double>::epsilon() * rhs;
+  if (n * n > rhs + band) return true;
+  if (n * n < rhs - band) return false;
+  using Rational = boost::multiprecision::cpp_rational;
+  Rational exact_sum = 0;
+  for (size_t i = 0; i < count_.size(); ++i) {
+    if (member_[i]) exact_sum += Rational(1, count_[i]);
+  }
+  return Rational(n * n) >= Rational(s) * exact_sum;  // a double converts exactly
 }
 
 void GradientTable::pooled_mean(Vec& out) const {

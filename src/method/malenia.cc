@@ -6,6 +6,10 @@
 //   when ((1/n) Σ_i 1/B_i)⁻¹ ≥ S/n  (which needs every B_i ≥ 1):
 //     x_{k+1} = x_k − γ (1/n) Σ_i sum_i / B_i;   restart every worker at x_{k+1}
 //
+// The test is decided exactly (GradientTable::harmonic_mean_count_reaches: n² ≥ S · Σ_i 1/B_i in
+// rational arithmetic where double rounding could decide it), so a round that lands on the
+// threshold closes at that gradient.
+//
 // Every worker's mean gradient gets weight 1/n whatever its speed, so Malenia minimises F. With
 // S = n the rule closes as soon as every worker has sent one gradient at x_k, and with full-batch
 // gradients the step is exactly gradient descent on F. method.S (> 0, default n). The round loop
@@ -26,8 +30,7 @@ class MaleniaMaster : public RoundMaster {
 
  protected:
   bool round_complete(const GradientTable& table) const override {
-    if (table.filled() < table.workers()) return false;
-    return table.harmonic_mean_count() >= round_size() / static_cast<double>(table.workers());
+    return table.harmonic_mean_count_reaches(round_size());  // exactly, ties included
   }
   void direction(const GradientTable& table, Vec& out) const override { table.mean_of_means(out); }
 };

@@ -4,15 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "method/async_test_util.h"
 #include "pacer/core/error.h"
 #include "pacer/core/rng.h"
+#include "pacer/method/async_master.h"
 #include "pacer/method/method.h"
 #include "pacer/timing/timing_model.h"
 
@@ -470,6 +473,53 @@ TEST(Malenia, ClosesOnTheHarmonicMeanOfCounts) {
   expect_near(h.trainer->x(), -kLr * (mean0 + mean1 + mean2) / 3.0);
   EXPECT_EQ(h.monitor.records[0].responders, 9);
   EXPECT_EQ(cluster.cancellations, 2);
+}
+
+// The close rule is decided exactly: a round whose harmonic mean lands on S/n closes, although in
+// double n / Σ 1/B_i computes to just below it (issue: B = (5, 5, 5), S = 15 gave
+// 4.999999999999999 < 5 and the round closed one gradient late).
+GradientTable table_with_counts(const std::vector<int>& counts) {
+  GradientTable table(static_cast<int>(counts.size()), 2);
+  for (size_t w = 0; w < counts.size(); ++w) {
+    for (int k = 0; k < counts[w]; ++k) table.add(static_cast<int>(w), vec2(1, 1), 0.5, 0);
+  }
+  return table;
+}
+
+TEST(GradientTable, HarmonicMeanRuleIsExactOnTies) {
+  const GradientTable fives = table_with_counts({5, 5, 5});
+  EXPECT_TRUE(fives.harmonic_mean_count_reaches(15));  // (1/3 · 3/5)⁻¹ = 5 = 15/3
+  EXPECT_FALSE(fives.harmonic_mean_count_reaches(15.000001));
+  EXPECT_TRUE(fives.harmonic_mean_count_reaches(14.999999));
+  const GradientTable mixed = table_with_counts({1, 1, 3, 3});
+  EXPECT_TRUE(mixed.harmonic_mean_count_reaches(6));  // (1/4 · 8/3)⁻¹ = 1.5 = 6/4
+  EXPECT_FALSE(mixed.harmonic_mean_count_reaches(6.0000000001));
+  EXPECT_FALSE(mixed.harmonic_mean_count_reaches(std::nextafter(6.0, 7.0)));  // one ulp above
+  // A table with an empty entry never reaches.
+  EXPECT_FALSE(table_with_counts({5, 0, 5}).harmonic_mean_count_reaches(0.001));
+}
+
+TEST(Malenia, ClosesExactlyOnATiedThreshold) {
+  for (const auto& [counts, s] :
+       std::vector<std::pair<std::vector<int>, int>>{{{5, 5, 5}, 15}, {{1, 1, 3, 3}, 6}}) {
+    const int n = static_cast<int>(counts.size());
+    Harness h("[method]\nname = \"malenia\"\nS = " + std::to_string(s) + "\n", n);
+    ScriptedCluster cluster(n, true);
+    h.master->start(cluster);
+    std::vector<int> sent(n, 0);
+    int last = -1;  // the worker whose gradient completes the counts
+    for (int round = 0; round < counts[0] + 3; ++round) {
+      for (int w = 0; w < n; ++w) {
+        if (sent[w] == counts[w]) continue;
+        EXPECT_EQ(h.trainer->steps(), 0) << "closed before B reached the counts";
+        cluster.answer(*h.master, w, vec2(1, 0));
+        ++sent[w];
+        last = w;
+      }
+    }
+    ASSERT_GE(last, 0);
+    EXPECT_EQ(h.trainer->steps(), 1) << "S = " << s << ": the round did not close at the tie";
+  }
 }
 
 TEST(Malenia, WithSEqualToNClosesAtTheLastFirstArrival) {
