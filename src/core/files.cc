@@ -238,20 +238,4 @@ void AppendFile::truncate(uint64_t length) {
   flushed_ = length;
 }
 
-std::string AppendFile::tail(size_t max_bytes) const {
-  std::string out;
-  if (pending_.size() < max_bytes && fd_ >= 0) {
-    const uint64_t want = std::min<uint64_t>(flushed_, max_bytes - pending_.size());
-    out.resize(static_cast<size_t>(want));
-    const int rd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    const ssize_t n =
-        rd < 0 ? -1 : ::pread(rd, out.data(), out.size(), static_cast<off_t>(flushed_ - want));
-    if (rd >= 0) ::close(rd);
-    if (n != static_cast<ssize_t>(want)) fail("{}: cannot read it back", path_);
-  }
-  out += pending_;
-  if (out.size() > max_bytes) out.erase(0, out.size() - max_bytes);
-  return out;
-}
-
 }  // namespace pacer

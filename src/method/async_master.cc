@@ -217,15 +217,6 @@ void GradientTable::set_member(int worker, bool member) {
   members_ += member ? 1 : -1;
 }
 
-double GradientTable::harmonic_mean_count() const {
-  if (filled_ < workers()) return 0.0;
-  double inverse_sum = 0;
-  for (size_t i = 0; i < count_.size(); ++i) {
-    if (member_[i]) inverse_sum += 1.0 / static_cast<double>(count_[i]);
-  }
-  return static_cast<double>(workers()) / inverse_sum;
-}
-
 bool GradientTable::harmonic_mean_count_reaches(double s) const {
   if (filled_ < workers()) return false;
   const double n = static_cast<double>(workers());

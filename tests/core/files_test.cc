@@ -64,8 +64,7 @@ TEST(AppendFile, GrowsInWholePiecesAndCutsBack) {
   EXPECT_EQ(file.flush(), 13u);
   EXPECT_EQ(read_text(path), "header\nrow 1\n");
   file.append("row 2\n");
-  EXPECT_EQ(file.tail(8), "1\nrow 2\n");  // the file and the collected bytes
-  file.truncate(15);                      // inside the collected bytes
+  file.truncate(15);  // inside the collected bytes
   EXPECT_EQ(file.flush(), 15u);
   EXPECT_EQ(read_text(path), "header\nrow 1\nro");
   file.truncate(7);  // inside the written bytes

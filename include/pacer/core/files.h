@@ -104,8 +104,6 @@ class AppendFile {
   // Cuts the file (with the collected bytes) to `length` <= size() bytes; what is appended later
   // follows them. Throws Error naming the file when the file cannot be cut.
   void truncate(uint64_t length);
-  // The last `max_bytes` bytes of the file and the collected bytes (fewer when shorter).
-  std::string tail(size_t max_bytes) const;
 
  private:
   std::string path_;

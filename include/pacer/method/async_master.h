@@ -138,9 +138,6 @@ class GradientTable {
   int64_t count(int worker) const { return count_[worker]; }
   int64_t total() const { return total_; }
   int filled() const { return filled_; }
-  // ((1/n) Σ_i 1/B_i)⁻¹ over the members, or 0 while some member's B_i = 0 (rounded: for
-  // reports; a rule compares with harmonic_mean_count_reaches).
-  double harmonic_mean_count() const;
   // Whether ((1/n) Σ_i 1/B_i)⁻¹ ≥ s/n over the n members (Malenia's close rule, s = S), decided
   // exactly: it is n² ≥ s · Σ_i 1/B_i, evaluated in double where rounding cannot change the
   // answer and in rational arithmetic otherwise, so that a tie closes (n = 3, B = (5, 5, 5),
