@@ -227,14 +227,27 @@ TOML
     { cat whole.txt; die "the uninterrupted run failed"; }
 }
 
-# Fails if a pacer process still runs in this check's folder (a rank of a job that was ended).
-none_left_running() {
+# The pids of pacer processes, zombies aside, whose working folder is this check's.
+pacers_here() {
   local p
-  for p in $(ps -eo pid=,comm= | awk '$2 == "pacer" { print $1 }'); do
-    [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$work" ] &&
-      { ps -o pid,args -p "$p" >&2; die "a pacer process of the ended job is still running"; }
+  for p in $(ps -eo pid=,stat=,comm= | awk '$3 == "pacer" && $2 !~ /^Z/ { print $1 }'); do
+    [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$work" ] && echo "$p"
   done
   return 0
+}
+
+# Fails if a pacer process still runs in this check's folder (a rank of a job that was ended) 10 s
+# after the job ended. mpiexec may exit while the ranks it SIGKILLed are still tearing down (the
+# kernel is releasing their memory), so a rank seen once is not yet a rank left behind.
+none_left_running() {
+  local left
+  for _ in $(seq 1 100); do
+    left=$(pacers_here)
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  ps -o pid,stat,args -p "$(echo $left | tr ' ' ,)" >&2
+  die "a pacer process of the ended job is still running 10 s after it ended"
 }
 
 # `mpirun ... pacer run --resume mpi` on a fresh job: it ends normally, with the uninterrupted
