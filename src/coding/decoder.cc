@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "pacer/core/error.h"
 #include "pacer/core/state.h"
@@ -114,6 +115,82 @@ std::vector<double> relaxed_partition_coefficients(const Placement& placement,
     for (int p : placement.partitions(i)) coefficient[p] += mu;
   }
   return coefficient;
+}
+
+Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const Eigen::Index cols = a.cols();
+  PACER_CHECK(a.rows() == b.size() && cols > 0);
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(cols);
+  std::vector<bool> passive(cols, false);
+  const double tolerance =
+      1e3 * std::numeric_limits<double>::epsilon() * a.norm() * std::max(1.0, b.norm());
+  // The unconstrained least-squares solution on the passive columns (zero elsewhere).
+  auto solve_passive = [&] {
+    std::vector<Eigen::Index> index;
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      if (passive[j]) index.push_back(j);
+    }
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(cols);
+    if (index.empty()) return z;
+    Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(index.size()));
+    for (size_t k = 0; k < index.size(); ++k)
+      sub.col(static_cast<Eigen::Index>(k)) = a.col(index[k]);
+    const Eigen::VectorXd zp = sub.colPivHouseholderQr().solve(b);
+    for (size_t k = 0; k < index.size(); ++k) z[index[k]] = zp[static_cast<Eigen::Index>(k)];
+    return z;
+  };
+  for (Eigen::Index outer = 0; outer < 3 * cols; ++outer) {
+    const Eigen::VectorXd gradient = a.transpose() * (b - a * x);  // −½ ∇‖Ax − b‖²
+    Eigen::Index best = -1;
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      if (!passive[j] && gradient[j] > tolerance && (best < 0 || gradient[j] > gradient[best])) {
+        best = j;
+      }
+    }
+    if (best < 0) break;  // Kuhn–Tucker conditions hold
+    passive[best] = true;
+    for (;;) {
+      const Eigen::VectorXd z = solve_passive();
+      double step = 1.0;  // the longest step from x towards z that keeps x >= 0
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        if (passive[j] && z[j] <= 0) step = std::min(step, x[j] / (x[j] - z[j]));
+      }
+      if (step >= 1.0) {
+        x = z;
+        break;
+      }
+      x += step * (z - x);
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        if (passive[j] && x[j] <= 0) {
+          passive[j] = false;
+          x[j] = 0;
+        }
+      }
+    }
+  }
+  return x;
+}
+
+AdaptiveRelaxedWeights adaptive_relaxed_weights(const Placement& placement,
+                                                std::span<const double> rates) {
+  const int n = placement.workers();
+  PACER_CHECK(static_cast<int>(rates.size()) == n);
+  const double mu = relaxed_mu(n, placement.stragglers());
+  const double root_eps = std::sqrt(kAdaptiveRegularization);
+  // [M; √ε I] w ≈ [1; √ε μ 1].
+  Eigen::MatrixXd system = Eigen::MatrixXd::Zero(2 * n, n);
+  Eigen::VectorXd target(2 * n);
+  for (int i = 0; i < n; ++i) {
+    for (int p : placement.partitions(i)) system(p, i) = rates[i];
+    system(n + i, i) = root_eps;
+    target[i] = 1.0;
+    target[n + i] = root_eps * mu;
+  }
+  const Eigen::VectorXd w = nonnegative_least_squares(system, target);
+  AdaptiveRelaxedWeights result;
+  result.weights.assign(w.data(), w.data() + n);
+  result.bias = (system.topRows(n) * w - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();
+  return result;
 }
 
 std::vector<int> select_disjoint(const Placement& placement, std::span<const int> arrivals) {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "pacer/core/error.h"
+
 namespace pacer {
 
 int read_stragglers(const Config& config, PlacementKind kind, int workers) {
@@ -123,10 +125,14 @@ void GroupMaster::checkpoint_method(StateArchive& a) {
 // ---- CyclicMaster ----
 
 CyclicMaster::CyclicMaster(Trainer& trainer, Placement placement, int64_t dim,
-                           StragglerPolicy policy, std::shared_ptr<const CyclicEncoding> encoding)
+                           StragglerPolicy policy, std::shared_ptr<const CyclicEncoding> encoding,
+                           int adaptive_every)
     : CodedMaster(trainer, std::move(placement), dim, policy),
       encoding_(std::move(encoding)),
-      responders_(this->placement().workers(), false) {
+      responders_(this->placement().workers(), false),
+      adaptive_every_(adaptive_every),
+      responses_(this->placement().workers(), 0) {
+  PACER_CHECK(!(encoding_ && adaptive_every_ > 0) && adaptive_every_ >= 0);
   if (encoding_) exact_.emplace(encoding_->matrix, this->placement().stragglers());
 }
 
@@ -150,12 +156,42 @@ void CyclicMaster::choose(std::vector<int>& used, std::vector<double>& weights) 
     for (int i : used) weights[i] = a.a[i] / n;
     return;
   }
+  if (adaptive_every_ > 0) {
+    choose_adaptive(used, weights);
+    return;
+  }
   const double mu = relaxed_mu(workers(), placement().stragglers());
   for (int i : used) weights[i] = mu / n;
   const std::vector<double> coefficients = relaxed_partition_coefficients(placement(), responders_);
   const auto [lo, hi] = std::minmax_element(coefficients.begin(), coefficients.end());
   min_coefficient_ = std::min(min_coefficient_, *lo);
   max_coefficient_ = std::max(max_coefficient_, *hi);
+}
+
+void CyclicMaster::choose_adaptive(const std::vector<int>& used, std::vector<double>& weights) {
+  const int n = workers();
+  std::vector<double> rates(n, static_cast<double>(n - placement().stragglers()) / n);
+  if (adaptive_steps_ > 0) {
+    for (int i = 0; i < n; ++i) rates[i] = static_cast<double>(responses_[i]) / adaptive_steps_;
+  }
+  const bool due = solved_rates_.empty() || adaptive_steps_ - solved_at_ >= adaptive_every_;
+  if (due && rates != solved_rates_) {
+    adaptive_ = adaptive_relaxed_weights(placement(), rates);
+    solved_rates_ = std::move(rates);
+    solved_at_ = adaptive_steps_;
+    ++solves_;
+  }
+  std::vector<double> coefficients(n, 0.0);
+  for (int i : used) {
+    weights[i] = adaptive_.weights[i] / n;
+    for (int p : placement().partitions(i)) coefficients[p] += adaptive_.weights[i];
+  }
+  const auto [lo, hi] = std::minmax_element(coefficients.begin(), coefficients.end());
+  min_coefficient_ = std::min(min_coefficient_, *lo);
+  max_coefficient_ = std::max(max_coefficient_, *hi);
+  // This step's F counts from the next step on.
+  for (int i : used) ++responses_[i];
+  ++adaptive_steps_;
 }
 
 void CyclicMaster::checkpoint_method(StateArchive& a) {
@@ -166,11 +202,37 @@ void CyclicMaster::checkpoint_method(StateArchive& a) {
   if (exact_) exact_->checkpoint(a);
   a.io(min_coefficient_);
   a.io(max_coefficient_);
+  if (adaptive_every_ > 0) {  // the configuration, hence adaptive_every_, is the same on resume
+    a.section("adaptive_decoder");
+    a.expect(static_cast<int64_t>(responses_.size()), "workers");
+    a.io(responses_);
+    a.io(adaptive_steps_);
+    a.io(solved_rates_);
+    a.io(solved_at_);
+    a.io(solves_);
+    a.io(adaptive_.weights);
+    a.io(adaptive_.bias);
+  }
 }
 
 void CyclicMaster::summarize_decoder(nlohmann::json& out) const {
   const int n = workers();
   const int s = placement().stragglers();
+  if (adaptive_every_ > 0) {
+    out["decoder"] = "adaptive";
+    out["mu"] = relaxed_mu(n, s);
+    out["regularization"] = kAdaptiveRegularization;
+    out["resolve_every_steps"] = adaptive_every_;
+    out["solves"] = solves_;
+    out["response_rates"] = solved_rates_;
+    out["weights"] = adaptive_.weights;
+    out["remaining_bias"] = adaptive_.bias;
+    if (max_coefficient_ > 0) {
+      out["partition_coefficient_min_observed"] = min_coefficient_;
+      out["partition_coefficient_max_observed"] = max_coefficient_;
+    }
+    return;
+  }
   if (!exact_) {
     out["decoder"] = "relaxed";
     out["mu"] = relaxed_mu(n, s);

@@ -91,13 +91,19 @@ class GroupMaster : public CodedMaster {
 
 // GC-CR and PGC-CR. The step closes with the fastest n − s messages F;
 //   exact    (an encoding is given)  ĝ = (1/n) Σ_{i∈F} a_i m_i, a_Fᵀ B_F = 1ᵀ;
-//   relaxed  (no encoding)           ĝ = (1/n) · μ · Σ_{i∈F} m_i, μ = n / ((n − s)(s + 1)).
+//   relaxed  (no encoding)           ĝ = (1/n) · μ · Σ_{i∈F} m_i, μ = n / ((n − s)(s + 1));
+//   adaptive (adaptive_every > 0)    ĝ = (1/n) Σ_{i∈F} w_i m_i, w = adaptive_relaxed_weights(ρ)
+//            (coding/decoder.h), ρ_i the fraction of the steps so far whose F held worker i
+//            ((n − s)/n before the first step). The weights of a step are computed before its F
+//            is counted, so that they do not depend on it, and are re-solved when ρ has changed
+//            and adaptive_every steps have passed since the last solve.
 // Lost workers are permanent stragglers: the run goes on while at most s are lost, F is then the
-// fastest n − s of the survivors, and exact decoding solves a_Fᵀ B_F = 1ᵀ for that set.
+// fastest n − s of the survivors, and exact decoding solves a_Fᵀ B_F = 1ᵀ for that set (adaptive
+// decoding sees a lost worker's ρ_i fall towards 0 and reweights its partitions' other holders).
 class CyclicMaster : public CodedMaster {
  public:
   CyclicMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy,
-               std::shared_ptr<const CyclicEncoding> encoding);
+               std::shared_ptr<const CyclicEncoding> encoding, int adaptive_every = 0);
 
  protected:
   bool step_complete() const override;
@@ -110,7 +116,17 @@ class CyclicMaster : public CodedMaster {
   std::shared_ptr<const CyclicEncoding> encoding_;
   std::optional<ExactDecoder> exact_;
   std::vector<bool> responders_;
-  // Relaxed decoding: the extreme partition coefficients μ·h_p(F) met.
+  // Adaptive decoding.
+  void choose_adaptive(const std::vector<int>& used, std::vector<double>& weights);
+  int adaptive_every_ = 0;
+  int64_t adaptive_steps_ = 0;        // steps counted in responses_
+  std::vector<int64_t> responses_;    // per worker: steps whose F held it
+  std::vector<double> solved_rates_;  // ρ at the last solve (empty: none yet)
+  int64_t solved_at_ = 0;             // adaptive_steps_ at the last solve
+  int64_t solves_ = 0;
+  AdaptiveRelaxedWeights adaptive_;
+  // Relaxed and adaptive decoding: the extreme partition coefficients (μ·h_p(F), or
+  // Σ_{i∈F holds p} w_i) met.
   double min_coefficient_ = std::numeric_limits<double>::infinity();
   double max_coefficient_ = 0;
 };

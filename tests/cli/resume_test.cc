@@ -34,7 +34,8 @@ struct Case {
 
 // Every method, with the state that checkpoints must carry switched on: minibatches (each
 // worker's random stream and permutation), pipeline caches, exact decoder caches, momentum,
-// Rescaled ASGD's τ estimates, Ringleader's tables, Ringmaster's running jobs, lost workers.
+// adaptive decoding's response counts, Rescaled ASGD's τ estimates, Ringleader's tables,
+// Ringmaster's running jobs, lost workers.
 const Case kCases[] = {
     {"dgd", ""},
     {"is-sgd", "k = 2\n"},
@@ -45,6 +46,7 @@ const Case kCases[] = {
     {"pgc-fr", "s = 1\n"},
     {"pgc-cr", "s = 2\n"},
     {"pgc-cr", "s = 1\ndecoder = \"exact\"\n"},
+    {"pgc-cr", "s = 2\ndecoder = \"adaptive\"\nadaptive_every = 3\n"},
     {"asgd", "", "momentum = 0.9\n"},
     {"rescaled-asgd", "tau = \"estimate\"\n"},
     {"delay-adaptive-asgd", ""},

@@ -421,6 +421,137 @@ TEST(Pgc, FirstStepIsExactOrRelaxedGradient) {
                    12.0 / 10.0);
 }
 
+// ---- PGC-CR: adaptive (frequency-aware) relaxed decoding ----
+
+// Lawson–Hanson's answer satisfies the Kuhn–Tucker conditions of min_{x>=0} ‖Ax − b‖²: x >= 0,
+// and the gradient Aᵀ(Ax − b) is 0 on x's support and >= 0 off it (to rounding: a multiple of the
+// unit roundoff times the sizes involved, 1e3·ε·‖A‖·(‖A‖‖x‖ + ‖b‖)).
+TEST(NonnegativeLeastSquares, MeetsTheOptimalityConditions) {
+  Rng rng(11, "nnls");
+  for (int trial = 0; trial < 50; ++trial) {
+    const int rows = 3 + trial % 7, cols = 2 + trial % 5;
+    Eigen::MatrixXd a(rows, cols);
+    Eigen::VectorXd b(rows);
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) a(i, j) = rng.normal();
+      b[i] = rng.normal();
+    }
+    const Eigen::VectorXd x = nonnegative_least_squares(a, b);
+    const Eigen::VectorXd gradient = a.transpose() * (a * x - b);
+    const double tolerance =
+        1e3 * std::numeric_limits<double>::epsilon() * a.norm() * (a.norm() * x.norm() + b.norm());
+    for (int j = 0; j < cols; ++j) {
+      EXPECT_GE(x[j], 0) << trial;
+      if (x[j] > 0) {
+        EXPECT_LE(std::abs(gradient[j]), tolerance) << trial << " x" << j;
+      } else {
+        EXPECT_GE(gradient[j], -tolerance) << trial << " x" << j;
+      }
+    }
+  }
+  // A = I: the projection of b onto the orthant.
+  const Eigen::VectorXd b = (Eigen::VectorXd(3) << 2.0, -1.0, 0.5).finished();
+  const Eigen::VectorXd x = nonnegative_least_squares(Eigen::MatrixXd::Identity(3, 3), b);
+  EXPECT_DOUBLE_EQ(x[0], 2.0);
+  EXPECT_EQ(x[1], 0.0);
+  EXPECT_DOUBLE_EQ(x[2], 0.5);
+}
+
+// Uniform rates (n − s)/n: μ1 makes the objective 0, so the weights are μ (to rounding) and the
+// bias vanishes.
+TEST(AdaptiveDecoder, UniformRatesGiveRelaxedMu) {
+  for (auto [n, s] : {std::pair{12, 1}, {12, 2}, {12, 3}, {7, 2}, {10, 4}}) {
+    const Placement cr(PlacementKind::kCyclic, n, s);
+    const std::vector<double> rates(n, static_cast<double>(n - s) / n);
+    const AdaptiveRelaxedWeights w = adaptive_relaxed_weights(cr, rates);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(w.weights[i], relaxed_mu(n, s), 1e-12) << n << " " << s;
+    EXPECT_LE(w.bias, 1e-12) << n << " " << s;
+  }
+}
+
+// The same F every step (ρ ∈ {0, 1}): for every pair of absent workers at n = 12, s = 2 a
+// non-negative exact solution exists (one of the s + 1 disjoint window covers misses both), so
+// the remaining bias is the ε term's, O(ε) — bounded here by 100·ε — and the coefficient of every
+// partition under that F is the expected one.
+TEST(AdaptiveDecoder, PersistentRespondersGetUnitCoefficients) {
+  const int n = 12, s = 2;
+  const Placement cr(PlacementKind::kCyclic, n, s);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      std::vector<double> rates(n, 1.0);
+      rates[a] = rates[b] = 0.0;
+      const AdaptiveRelaxedWeights w = adaptive_relaxed_weights(cr, rates);
+      EXPECT_LE(w.bias, 100 * kAdaptiveRegularization) << a << "," << b;
+      for (int p = 0; p < n; ++p) {
+        double coefficient = 0;
+        for (int i : cr.holders(p)) coefficient += rates[i] * w.weights[i];
+        EXPECT_NEAR(coefficient, 1.0, 100 * kAdaptiveRegularization) << a << "," << b << " p" << p;
+      }
+      for (double wi : w.weights) EXPECT_GE(wi, 0.0);
+    }
+  }
+}
+
+// Final F of a run's last iterate.
+double final_loss(const Objective& objective, const Vec& x) {
+  auto scratch = objective.make_scratch();
+  Vec g;
+  return objective.full_gradient(x, g, *scratch);
+}
+
+// The case: least squares, n = 12, s = 2, fixed distinct τ (workers 10 and 11 never
+// answer in time), full-batch gradients. Relaxed decoding converges to a reweighted objective's
+// minimiser, adaptive decoding to F's: relative gap of final F to gradient descent's <= 1e-6
+// (after 3000 steps both have converged to their fixed points, so the gap is the bias's).
+TEST(AdaptiveDecoder, PersistentStragglersConvergeToGradientDescentsMinimum) {
+  const int n = 12, s = 2;
+  const int64_t steps = 3000;
+  const double lr = 0.1;
+  auto objective = least_squares(n, 240, 6, 0);
+  std::string taus = "[";
+  for (int i = 0; i < n; ++i) taus += std::to_string(1.0 + 0.1 * i) + (i + 1 < n ? ", " : "]");
+  auto model = timing("[timing]\nmodel = \"fixed\"\ntau = " + taus + "\n", n);
+  const double reference = final_loss(*objective, gradient_descent(*objective, steps, lr).back());
+  auto gap = [&](const std::string& decoder) {
+    RunResult r = run_method(method_toml("pgc-cr", s, "decoder = \"" + decoder + "\"\n"), objective,
+                             *model, steps, lr);
+    return std::abs(final_loss(*objective, r.trajectory.back()) - reference) / reference;
+  };
+  EXPECT_GE(gap("relaxed"), 1e-4);
+  EXPECT_LE(gap("adaptive"), 1e-6);
+  RunResult r =
+      run_method(method_toml("pgc-cr", s, "decoder = \"adaptive\"\n"), objective, *model, 20, lr);
+  const nlohmann::json& d = r.summary["decode"];
+  EXPECT_EQ(d["decoder"], "adaptive");
+  EXPECT_EQ(d["response_rates"][10].get<double>(), 0.0);
+  EXPECT_EQ(d["response_rates"][0].get<double>(), 1.0);
+  EXPECT_LE(d["remaining_bias"].get<double>(), 100 * kAdaptiveRegularization);
+  // ρ is the same from step 2 on: solved before step 1 (uniform prior) and before step 2.
+  EXPECT_EQ(d["solves"].get<int64_t>(), 2);
+}
+
+// I.i.d. exponential times: F is uniformly random, ρ_i → (n − s)/n and the weights → μ. With
+// ρ_i = ρ(1 + δ_i), w_i = μ(1 + η_i), the linearised condition Σ_{i holds p}(δ_i + η_i) = 0 and
+// the least-change choice make η minus the projection of δ onto the range of Mᵀ: |η|_∞ <= ‖δ‖_2
+// <= √n·max|δ_i|. The rates' standard error after T steps is √(ρ(1−ρ)/T), so 5 standard errors
+// bound max|δ_i| for all 12 workers but with probability ~1e-5; the tolerance is √n times that.
+TEST(AdaptiveDecoder, RandomRespondersGiveWeightsNearMu) {
+  const int n = 12, s = 2;
+  const int64_t steps = 4000;
+  auto objective = least_squares(n, 120, 3, 0);
+  auto model = timing("[timing]\nmodel = \"exponential\"\n", n);
+  RunResult r = run_method(method_toml("pgc-cr", s, "decoder = \"adaptive\"\n"), objective, *model,
+                           steps, 0.05);
+  const nlohmann::json& d = r.summary["decode"];
+  const double rho = static_cast<double>(n - s) / n, mu = relaxed_mu(n, s);
+  const double delta = 5 * std::sqrt(rho * (1 - rho) / steps) / rho;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_NEAR(d["response_rates"][i].get<double>(), rho, rho * delta) << i;
+    EXPECT_NEAR(d["weights"][i].get<double>(), mu, mu * std::sqrt(n) * delta) << i;
+  }
+  EXPECT_LE(d["remaining_bias"].get<double>(), 1e-6);
+}
+
 TEST(Pgc, StalenessStaysWithinSWhenEveryWorkerAnswersEveryStep) {
   const int n = 12;
   auto objective = least_squares(n, 120, 3, 0);

@@ -7,6 +7,7 @@
 // in which messages arrived.
 #pragma once
 
+#include <Eigen/Core>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -100,6 +101,42 @@ double relaxed_mu(int workers, int stragglers);
 // (with μ computed for n − s responders, whatever the mask's count).
 std::vector<double> relaxed_partition_coefficients(const Placement& placement,
                                                    const std::vector<bool>& responders);
+
+// ---- frequency-aware relaxed decoding (PGC-CR, decoder = "adaptive") ----
+//
+// Relaxed decoding is unbiased only when F is uniformly random. In general let ρ_i = P(i ∈ F) be
+// worker i's response rate. With weights w_i fixed before F is drawn, partition p enters ĝ with
+// coefficient c_p(F) = Σ_{i holds p} 1[i ∈ F]·w_i (the master's (1/n) aside), and
+//   E c_p = Σ_{i holds p} ρ_i w_i = (M w)_p,   M_{p,i} = ρ_i·1[i holds p]   (n × n).
+// Every partition is unbiased iff M w = 1. The weights chosen are
+//   w = argmin_{w >= 0} ‖M w − 1‖² + ε‖w − μ1‖²,   ε = kAdaptiveRegularization,
+// i.e. non-negative least squares where M w = 1 has no non-negative solution, and among (nearly)
+// exact solutions the one closest to relaxed decoding's μ. Why each part:
+//   * w >= 0: ĝ never subtracts one worker's stale cache from another's, the amplification that
+//     makes exact decoding noisy (pgc-cr:decoder=exact);
+//   * the ε term makes the minimiser unique (M is singular whenever (s+1) shares a factor with n:
+//     the circulant's eigenvalue 1 + ω^k + ... + ω^{ks} vanishes) and gives a worker never heard
+//     from (ρ_i = 0) the weight μ; it moves ‖M w − 1‖ by O(ε) only;
+//   * uniform ρ_i = (n − s)/n gives M(μ1) = (s+1)·((n−s)/n)·μ·1 = 1: the objective is 0 at μ1, so
+//     the decoder reduces to relaxed decoding exactly;
+//   * persistent stragglers (the same F every step, ρ_i ∈ {0, 1}): c_p(F) = E c_p at every step,
+//     so ĝ's fixed point is ∇F's, not a reweighted objective's.
+inline constexpr double kAdaptiveRegularization = 1e-10;
+
+struct AdaptiveRelaxedWeights {
+  std::vector<double> weights;  // w_i (n entries), before the 1/n of ĝ
+  double bias = 0;  // max_p |(M w)_p − 1|: the remaining bias of the expected coefficient
+};
+
+// The weights above for response rates `rates` (n entries in [0, 1]) on a cyclic placement.
+AdaptiveRelaxedWeights adaptive_relaxed_weights(const Placement& placement,
+                                                std::span<const double> rates);
+
+// argmin_{x >= 0} ‖A x − b‖ by Lawson and Hanson's active-set algorithm ("Solving Least Squares
+// Problems", 1974, ch. 23), for A of full column rank (as the regularised system above is).
+// Stops when no inactive variable has a gradient component above a rounding-level tolerance, or
+// after 3·cols outer iterations.
+Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
 
 // ---- ignore-stragglers gradient coding (IS-GC) ----
 
