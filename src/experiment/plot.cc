@@ -1396,6 +1396,88 @@ std::vector<Figure> write_comparison_figures(const std::string& dir, const Compa
 
 namespace {
 
+// A gnuplot double-quoted string: "\n" in `text` becomes a line break there.
+std::string gp_lines(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '\\' || ch == '"') out += '\\';
+    out += ch == '\n' ? std::string("\\n") : std::string(1, ch);
+  }
+  return out + "\"";
+}
+
+// Tic labels at 0, 1, ...: ("a" 0, "b" 1).
+std::string category_tics(const std::vector<std::string>& values) {
+  std::vector<std::string> tics;
+  for (size_t i = 0; i < values.size(); ++i)
+    tics.push_back(fmt::format("{} {}", gp_string(values[i]), i));
+  return fmt::format("({})", fmt::join(tics, ", "));
+}
+
+}  // namespace
+
+std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& map) {
+  const size_t nx = std::max<size_t>(1, map.x_values.size()), ny = map.y_values.size();
+  if (ny == 0 || map.winner.size() != nx * ny || map.labels.size() != nx * ny) return std::nullopt;
+  DataFile data(fmt::format(
+      "{}\nOne row per cell: column (x), row (y), the winning method's colour as 0xRRGGBB, its "
+      "index, its name.",
+      map.title));
+  std::set<int> winners;
+  for (size_t y = 0; y < ny; ++y) {
+    for (size_t x = 0; x < nx; ++x) {
+      const int w = map.winner[y * nx + x];
+      winners.insert(w);
+      const long colour =
+          std::stol(figure::method_colour(static_cast<size_t>(w)).substr(1), nullptr, 16);
+      data.raw(fmt::format("{} {} {} {} {}", x, y, colour, w, data_string(map.methods[w])));
+    }
+  }
+  size_t legend = 0;
+  for (int w : winners) legend = std::max(legend, map.methods[w].size());
+  const int tile_w = 230, tile_h = 120;
+  const int width =
+      200 + tile_w * static_cast<int>(nx) + static_cast<int>(legend * kCharPixels) + 80;
+  const int height = 170 + tile_h * static_cast<int>(ny);
+  Script s("regime_map", map.caption, width, height);
+  const double left = 170.0 / width, right = (170.0 + tile_w * nx) / width;
+  s << fmt::format(
+      "set lmargin at screen {}\nset rmargin at screen {}\nset bmargin at screen {}\n"
+      "set tmargin at screen {}",
+      num(left), num(right), num(90.0 / height), num(1 - 60.0 / height));
+  s << fmt::format("set title {}", gp_string(map.title));
+  s << fmt::format("set xrange [-0.5:{}]\nset yrange [-0.5:{}]", num(nx - 0.5), num(ny - 0.5));
+  s << (map.x_values.empty()
+            ? std::string("unset xtics")
+            : fmt::format("set xtics {} nomirror scale 0", category_tics(map.x_values)));
+  s << fmt::format("set ytics {} nomirror scale 0", category_tics(map.y_values));
+  s << fmt::format("set xlabel {}\nset ylabel {}", gp_string(map.x_key), gp_string(map.y_key));
+  s << fmt::format("set key at screen {}, screen {} left top noautotitle",
+                   num((190.0 + tile_w * nx) / width), num(1 - 60.0 / height));
+  for (size_t y = 0; y < ny; ++y) {
+    for (size_t x = 0; x < nx; ++x) {
+      s << fmt::format("set label {} {} at {}, {} center front", y * nx + x + 1,
+                       gp_lines(map.labels[y * nx + x]), x, y);
+    }
+  }
+  std::vector<std::string> clauses = {
+      "'figures/regime_map.dat' using 1:2:(0.5):(0.5):3 with boxxyerror fc rgb variable "
+      "fs solid 0.45 border lc rgb 'white' notitle"};
+  for (int w : winners) {
+    clauses.push_back(fmt::format("keyentry with boxes fs solid 0.45 fc rgb '{}' title {}",
+                                  figure::method_colour(static_cast<size_t>(w)),
+                                  gp_string(map.methods[w])));
+  }
+  s.plot(clauses);
+  Rendering rendering;
+  std::vector<Figure> figures = {
+      write_figure(dir, s, {{"figures/regime_map.dat", &data}}, map.caption, rendering)};
+  finish_rendering(dir, figures, rendering);
+  return figures[0];
+}
+
+namespace {
+
 // The run figure's data and script; starts its rendering.
 std::optional<Figure> start_run_figure(const std::string& dir, const std::string& title,
                                        const std::vector<double>& targets,

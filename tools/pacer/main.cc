@@ -12,6 +12,9 @@
 // rank 0 ends with. Errors are printed once, by rank 0. Start-up (MPI_Init and a first handshake
 // with every rank) is bounded by engine.startup_timeout_s (mpi::start). A worker rank that alone
 // receives SIGTERM or SIGINT stops, and the run ends with an error naming it (exit status 1).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 #include <cstdio>
@@ -24,13 +27,16 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
+#include "pacer/core/files.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
+#include "pacer/core/process.h"
 #include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
 #include "pacer/experiment/compare.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/fit_report.h"
+#include "pacer/experiment/sweep.h"
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
@@ -58,20 +64,39 @@ struct ConfigArgs {
 
 // The config file with the --set and --unset edits applied in command-line order (an --unset
 // removes a key of the file or of an earlier --set), then --engine.
-Config load_config(const ConfigArgs& args) {
-  Config config = Config::load(args.resume.empty() ? args.path : args.resume + "/config.toml");
+// The --set and --unset edits in command-line order, as command-line words: "--set", "k=v",
+// "--unset", "k", ...
+std::vector<std::string> ordered_edits(const ConfigArgs& args) {
+  std::vector<std::string> words;
   size_t next_set = 0, next_unset = 0;
   if (args.command) {
     for (const CLI::Option* option : args.command->parse_order()) {
       if (option == args.set_option && next_set < args.overrides.size()) {
-        config.set(args.overrides[next_set++]);
+        words.insert(words.end(), {"--set", args.overrides[next_set++]});
       } else if (option == args.unset_option && next_unset < args.unsets.size()) {
-        config.unset(args.unsets[next_unset++]);
+        words.insert(words.end(), {"--unset", args.unsets[next_unset++]});
       }
     }
   }
-  for (; next_set < args.overrides.size(); ++next_set) config.set(args.overrides[next_set]);
-  for (; next_unset < args.unsets.size(); ++next_unset) config.unset(args.unsets[next_unset]);
+  for (; next_set < args.overrides.size(); ++next_set) {
+    words.insert(words.end(), {"--set", args.overrides[next_set]});
+  }
+  for (; next_unset < args.unsets.size(); ++next_unset) {
+    words.insert(words.end(), {"--unset", args.unsets[next_unset]});
+  }
+  return words;
+}
+
+Config load_config(const ConfigArgs& args) {
+  Config config = Config::load(args.resume.empty() ? args.path : args.resume + "/config.toml");
+  const std::vector<std::string> edits = ordered_edits(args);
+  for (size_t i = 0; i + 1 < edits.size(); i += 2) {
+    if (edits[i] == "--set") {
+      config.set(edits[i + 1]);
+    } else {
+      config.unset(edits[i + 1]);
+    }
+  }
   if (!args.engine.empty()) config.set_string("engine.name", args.engine);
   return config;
 }
@@ -226,6 +251,97 @@ int command_compare(const ConfigArgs& args, const std::string& methods, CompareO
   return 0;
 }
 
+struct SweepArgs {
+  std::vector<std::string> grids;
+  int jobs = 0;  // 0: one per available processor
+};
+
+// The last "pacer: error:" line of a cell's log, else its last line.
+std::string cell_failure(const std::string& log) {
+  std::string text;
+  try {
+    text = read_file(log);
+  } catch (const Error&) {
+    return "(no log)";
+  }
+  std::string last;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.rfind("pacer: error: ", 0) == 0 || last.rfind("pacer: error: ", 0) != 0) {
+      if (!line.empty()) last = line;
+    }
+    start = end + 1;
+  }
+  return last.empty() ? "(empty log)" : last;
+}
+
+// `pacer sweep` (experiment/sweep.h): every cell is a `pacer compare` process of this executable
+// with the cell's keys added as --set, run side by side, up to --jobs at once.
+int command_sweep(const ConfigArgs& args, const std::string& methods, const CompareOptions& options,
+                  const SweepArgs& sweep) {
+  const Config config = load_config(args);  // the file and the edits are checked once, here
+  if (config.get_string("engine.name", "sim") != "sim") {
+    fail(
+        "pacer sweep: engine.name: expected \"sim\" (a sweep runs many comparisons side by side "
+        "on the simulator; compare MPI runs with pacer compare --engine mpi)");
+  }
+  if (sweep.jobs < 0) fail("--jobs {}: expected 0 (one per processor) or more", sweep.jobs);
+  split_method_list(methods);  // an empty spec is refused before anything runs
+  std::vector<SweepAxis> axes;
+  for (const std::string& grid : sweep.grids) axes.push_back(parse_sweep_axis(grid));
+  const std::vector<SweepCell> cells = sweep_cells(axes);
+  const std::string out =
+      args.out_dir.empty() ? default_out_dir(args.path) + "-sweep" : args.out_dir;
+  make_directories(out + "/logs");
+  std::vector<ChildProcess> children;
+  const std::string self = self_executable();
+  for (const SweepCell& cell : cells) {
+    ChildProcess& child = children.emplace_back();
+    child.argv = {self, "-q", "compare", args.path};
+    const std::vector<std::string> edits = ordered_edits(args);
+    child.argv.insert(child.argv.end(), edits.begin(), edits.end());
+    for (const std::string& a : cell.assignments(axes))
+      child.argv.insert(child.argv.end(), {"--set", a});
+    child.argv.insert(child.argv.end(),
+                      {"--methods", methods, "--seeds", std::to_string(options.seeds), "--out",
+                       out + "/" + cell.folder});
+    if (!options.budget.empty()) child.argv.insert(child.argv.end(), {"--budget", options.budget});
+    if (!options.tune.empty()) {
+      child.argv.insert(child.argv.end(), {"--tune", options.tune, "--tune-seeds",
+                                           std::to_string(options.tuning_seeds)});
+    }
+    child.log = fmt::format("{}/logs/cell-{}.log", out, cell.index);
+  }
+  const int parallel = std::min<int>(sweep.jobs > 0 ? sweep.jobs : available_processors(),
+                                     static_cast<int>(cells.size()));
+  std::printf("sweep: %zu cells, %d at a time; logs in %s/logs/\n", cells.size(), parallel,
+              out.c_str());
+  std::fflush(stdout);
+  const std::vector<ChildOutcome> outcomes = run_children(children, parallel);
+  if (interrupt_signal() != 0) {
+    throw Interrupted(
+        fmt::format("interrupted ({}): the sweep stopped; the cells it completed are "
+                    "in {}/cells/, sweep.csv and report.md were not written",
+                    interrupt_signal_name(), out));
+  }
+  for (size_t k = 0; k < cells.size(); ++k) {
+    if (outcomes[k].started && outcomes[k].exit_status == 0) continue;
+    fail("sweep cell {} ({}) failed{}: {}; its log: {}", k,
+         fmt::join(cells[k].assignments(axes), ", "),
+         outcomes[k].started ? fmt::format(" (exit status {})", outcomes[k].exit_status) : "",
+         cell_failure(children[k].log), children[k].log);
+  }
+  const SweepResult result =
+      write_sweep(out, std::filesystem::path(args.path).stem().string(), axes, cells);
+  std::printf(
+      "%s\nreport: %s/report.md (regime map: %s/regime_map.png); every cell and method: "
+      "%s/sweep.csv; each cell's comparison: %s/cells/<k>/\n",
+      result.markdown.c_str(), out.c_str(), out.c_str(), out.c_str(), out.c_str());
+  return 0;
+}
+
 int command_data_info(const std::string& path) {
   std::printf("%s", describe_data_file(path).c_str());
   return 0;
@@ -347,6 +463,26 @@ int main(int argc, char** argv) {
   compare->add_option("--tune-seeds", compare_options.tuning_seeds,
                       "seeds per tuning value (default 2)");
 
+  ConfigArgs sweep_args;
+  std::string sweep_methods;
+  CompareOptions sweep_options;
+  SweepArgs sweep_grid;
+  CLI::App* sweep =
+      app.add_subcommand("sweep", "run a comparison in every cell of a grid of keys; regime map");
+  add_config_args(sweep, sweep_args);
+  sweep->add_option("--methods", sweep_methods, "comma-separated method specs, as for compare")
+      ->required();
+  sweep
+      ->add_option("--grid", sweep_grid.grids,
+                   "KEY=v1,v2,...: a grid axis (repeat for up to three; the first varies slowest)")
+      ->required();
+  sweep->add_option("--seeds", sweep_options.seeds, "seeds per cell (seed, seed+1, ...)");
+  sweep->add_option("--budget", sweep_options.budget, "as for compare, in every cell");
+  sweep->add_option("--tune", sweep_options.tune, "as for compare, in every cell");
+  sweep->add_option("--tune-seeds", sweep_options.tuning_seeds, "as for compare");
+  sweep->add_option("--jobs", sweep_grid.jobs,
+                    "cells run at once (default 0: one per available processor)");
+
   std::string data_path;
   CLI::App* data = app.add_subcommand("data", "inspect data files");
   data->require_subcommand(1);
@@ -373,7 +509,10 @@ int main(int argc, char** argv) {
   if (quiet) set_log_level(LogLevel::kWarning);
   if (verbose) set_log_level(LogLevel::kDebug);
 
-  const ConfigArgs* config_args = *run ? &run_args : *compare ? &compare_args : nullptr;
+  const ConfigArgs* config_args = *run       ? &run_args
+                                  : *compare ? &compare_args
+                                  : *sweep   ? &sweep_args
+                                             : nullptr;
   const std::string engine = config_args != nullptr ? chosen_engine(*config_args) : "";
   const bool mpi_job = engine == "mpi";
   if (engine == "sim") {
@@ -409,6 +548,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) status = command_run(run_args);
     if (*compare) status = command_compare(compare_args, methods, compare_options);
+    if (*sweep) status = command_sweep(sweep_args, sweep_methods, sweep_options, sweep_grid);
     if (*info) status = command_data_info(data_path);
     if (*fit) status = command_fit(fit_path, fit_out);
     if (*version) status = command_version();

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,20 @@ struct Figure {
 // scripts were written, in this order; a figure with nothing to show is left out. Never throws
 // for a missing or unreadable run file: that run is left out of the figure, with a warning.
 std::vector<Figure> write_comparison_figures(const std::string& dir, const Comparison& c);
+
+// The regime map of a sweep (sweep.h): <dir>/regime_map.{gp,png,svg}, a tile per cell of a grid
+// of y_values (rows, bottom to top) × x_values (columns; none: one column), coloured by the
+// winning method (figure::method_colour of its index in `methods`, as in the cells' figures) and
+// labelled with `labels` (lines separated by '\n'); a legend lists the methods that win somewhere.
+struct RegimeMap {
+  std::string title, caption;
+  std::string y_key, x_key;  // x_key "" with one axis
+  std::vector<std::string> y_values, x_values;
+  std::vector<std::string> methods;
+  std::vector<int> winner;          // per cell, row-major from the first y value: a method index
+  std::vector<std::string> labels;  // per cell, same order
+};
+std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& map);
 
 // The figure of one run folder (pacer run): <dir>/loss.{gp,png,svg} from <dir>/evals.csv and
 // <dir>/trace.csv: F (and F̃ for asynchronous runs) with the reported loss as a faint smoothed
