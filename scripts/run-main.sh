@@ -3,6 +3,8 @@
 # (Fashion-MNIST from Debian's dataset-fashion-mnist), printing the comparison table, the regime
 # it ran in, and one line from a second regime (rare, short stragglers) in which GC's s + 1 units
 # per job cost more than the stragglers it tolerates while PGC keeps DGD's cost per step.
+# Arguments are passed to both comparisons (pacer compare options other than --out, which is
+# runs/main and runs/main-rare; the second regime's timing.q and timing.delay_mean are its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
@@ -11,7 +13,7 @@ build/pacer compare configs/fashion-mnist.toml \
   --seeds "${PACER_SEEDS:-1}" --out runs/main "$@"
 rare=(--set timing.q=0.05 --set timing.delay_mean=0.3)
 build/pacer -q compare configs/fashion-mnist.toml --methods dgd,gc-fr,gc-cr,pgc-fr,pgc-cr \
-  --seeds "${PACER_SEEDS:-1}" --out runs/main-rare "${rare[@]}" "$@" >/dev/null
+  --seeds "${PACER_SEEDS:-1}" --out runs/main-rare "$@" "${rare[@]}" >/dev/null
 
 # "<method> <time/step> <time to target>" per method of a compare.csv.
 per_method() {
@@ -23,7 +25,8 @@ per_method() {
 regime_line() {
   per_method "$1" | awk '
     $1 == "dgd" { dgd = $2 }
-    { name[NR] = $1; step[NR] = $2; ttt[NR] = ($4 > 0 ? ">= " : "") sprintf("%.0f s", $3) }
+    { name[NR] = $1; step[NR] = $2
+      ttt[NR] = $3 == "" ? "-" : ($4 > 0 ? ">= " : "") sprintf("%.0f s", $3) }
     END {
       for (i = 1; i <= NR; i++) {
         if (name[i] !~ /^(dgd|gc-fr|gc-cr|pgc-fr|pgc-cr)$/) continue

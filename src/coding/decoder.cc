@@ -117,13 +117,14 @@ std::vector<double> relaxed_partition_coefficients(const Placement& placement,
   return coefficient;
 }
 
-Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+                                          double tolerance) {
   const Eigen::Index cols = a.cols();
   PACER_CHECK(a.rows() == b.size() && cols > 0);
   Eigen::VectorXd x = Eigen::VectorXd::Zero(cols);
   std::vector<bool> passive(cols, false);
-  const double tolerance =
-      1e3 * std::numeric_limits<double>::epsilon() * a.norm() * std::max(1.0, b.norm());
+  tolerance = std::max(
+      tolerance, 10 * std::numeric_limits<double>::epsilon() * a.norm() * std::max(1.0, b.norm()));
   // The unconstrained least-squares solution on the passive columns (zero elsewhere).
   auto solve_passive = [&] {
     std::vector<Eigen::Index> index;
@@ -152,14 +153,19 @@ Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen:
     for (;;) {
       const Eigen::VectorXd z = solve_passive();
       double step = 1.0;  // the longest step from x towards z that keeps x >= 0
+      Eigen::Index blocking = -1;
       for (Eigen::Index j = 0; j < cols; ++j) {
-        if (passive[j] && z[j] <= 0) step = std::min(step, x[j] / (x[j] - z[j]));
+        if (passive[j] && z[j] <= 0 && x[j] - z[j] > 0 && x[j] / (x[j] - z[j]) < step) {
+          step = x[j] / (x[j] - z[j]);
+          blocking = j;
+        }
       }
-      if (step >= 1.0) {
+      if (blocking < 0) {
         x = z;
         break;
       }
       x += step * (z - x);
+      x[blocking] = 0;  // exactly, whatever the rounding of the step
       for (Eigen::Index j = 0; j < cols; ++j) {
         if (passive[j] && x[j] <= 0) {
           passive[j] = false;
@@ -186,7 +192,9 @@ AdaptiveRelaxedWeights adaptive_relaxed_weights(const Placement& placement,
     target[i] = 1.0;
     target[n + i] = root_eps * mu;
   }
-  const Eigen::VectorXd w = nonnegative_least_squares(system, target);
+  // The ε term's gradient at a weight 0 is ε·μ: stop well below it, so that it still decides.
+  const Eigen::VectorXd w =
+      nonnegative_least_squares(system, target, 1e-2 * kAdaptiveRegularization * mu);
   AdaptiveRelaxedWeights result;
   result.weights.assign(w.data(), w.data() + n);
   result.bias = (system.topRows(n) * w - Eigen::VectorXd::Ones(n)).cwiseAbs().maxCoeff();

@@ -33,6 +33,8 @@ pid_t start_child(const ChildProcess& child) {
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
     ::execv(argv[0], argv.data());
+    static constexpr char kMessage[] = "pacer: error: the program could not be started (exec)\n";
+    [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
     ::_exit(127);
   }
   ::close(fd);
@@ -52,6 +54,7 @@ std::vector<ChildOutcome> run_children(const std::vector<ChildProcess>& children
   std::vector<ChildOutcome> outcomes(children.size());
   std::map<pid_t, size_t> running;
   size_t next = 0;
+  bool forwarded = false;
   while (next < children.size() || !running.empty()) {
     while (next < children.size() && static_cast<int>(running.size()) < parallel &&
            interrupt_signal() == 0) {
@@ -63,8 +66,18 @@ std::vector<ChildOutcome> run_children(const std::vector<ChildProcess>& children
       ++next;
     }
     if (running.empty()) break;  // interrupted: nothing more starts
+    // A signal sent to pacer alone (kill, timeout, a batch scheduler) is passed on once, so the
+    // cells stop as a Ctrl-C at the terminal, which reaches them directly, stops them.
+    if (interrupt_signal() != 0 && !forwarded) {
+      for (const auto& [child_pid, index] : running) ::kill(child_pid, interrupt_signal());
+      forwarded = true;
+    }
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0) {  // none ended: look again shortly (a blocking wait would not see a signal)
+      ::usleep(20000);
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;  // ECHILD: nothing left to wait for

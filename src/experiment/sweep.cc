@@ -52,12 +52,21 @@ class Row {
     return fields_[it - header_.begin()];
   }
   double value(const std::string& column) const { return number(text(column), source_, column); }
+  // A count: a non-negative integer.
+  int count(const std::string& column) const {
+    const double v = value(column);
+    if (!(v >= 0 && v <= 1e9 && v == std::floor(v))) {
+      fail("{}: column {}: expected a non-negative integer, found '{}'", source_, column,
+           text(column));
+    }
+    return static_cast<int>(v);
+  }
   Estimate estimate(const std::string& name) const {
     Estimate e;
     e.mean = value(name + "_mean");
     e.low = value(name + "_low");
     e.high = value(name + "_high");
-    e.censored = static_cast<int>(value(name + "_censored"));
+    e.censored = count(name + "_censored");
     e.n = std::isnan(e.mean) ? 0 : std::isnan(e.low) ? 1 : 2;  // ≥ 2: the interval is printed
     return e;
   }
@@ -149,9 +158,9 @@ SweepCellResult read_cell_result(const std::string& csv, const std::string& sour
     MethodResult& m = r.methods.emplace_back();
     m.spec = row.text("method");
     m.tuned_value = row.text("tuned");
-    m.runs.resize(static_cast<size_t>(row.value("runs")));
-    m.reached = static_cast<int>(row.value("reached"));
-    m.diverged = static_cast<int>(row.value("diverged"));
+    m.runs.resize(static_cast<size_t>(row.count("runs")));
+    m.reached = row.count("reached");
+    m.diverged = row.count("diverged");
     m.steps_to_target = row.estimate("steps_to_target");
     m.time_to_target = row.estimate("time_to_target");
     m.step_time = row.estimate("step_time");
@@ -197,6 +206,14 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
     if (compare_header.empty()) compare_header = header;
     if (header != compare_header) fail("{}: its columns differ from the other cells'", file);
     results.push_back(read_cell_result(text, file));
+    const auto& first = results.front().methods;
+    const auto& these = results.back().methods;
+    if (!std::equal(
+            first.begin(), first.end(), these.begin(), these.end(),
+            [](const MethodResult& a, const MethodResult& b) { return a.spec == b.spec; })) {
+      fail("{}: its methods differ from the first cell's (is a folder left from another sweep?)",
+           file);
+    }
   }
   const bool has_target = results.front().has_target;
   for (size_t k = 0; k < results.size(); ++k) {

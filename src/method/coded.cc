@@ -174,6 +174,11 @@ void CyclicMaster::choose_adaptive(const std::vector<int>& used, std::vector<dou
   if (adaptive_steps_ > 0) {
     for (int i = 0; i < n; ++i) rates[i] = static_cast<double>(responses_[i]) / adaptive_steps_;
   }
+  // A lost worker answers no step until it rejoins: its rate is 0 now, not a slow decay from its
+  // past (which would leave its partitions under-weighted for as long again).
+  for (int i = 0; i < n; ++i) {
+    if (lost(i)) rates[i] = 0;
+  }
   const bool due = solved_rates_.empty() || adaptive_steps_ - solved_at_ >= adaptive_every_;
   if (due && rates != solved_rates_) {
     adaptive_ = adaptive_relaxed_weights(placement(), rates);

@@ -99,7 +99,8 @@ class GroupMaster : public CodedMaster {
 //            and adaptive_every steps have passed since the last solve.
 // Lost workers are permanent stragglers: the run goes on while at most s are lost, F is then the
 // fastest n − s of the survivors, and exact decoding solves a_Fᵀ B_F = 1ᵀ for that set (adaptive
-// decoding sees a lost worker's ρ_i fall towards 0 and reweights its partitions' other holders).
+// decoding takes a lost worker's ρ_i as 0 while it is lost and reweights its partitions' other
+// holders).
 class CyclicMaster : public CodedMaster {
  public:
   CyclicMaster(Trainer& trainer, Placement placement, int64_t dim, StragglerPolicy policy,

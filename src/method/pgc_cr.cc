@@ -13,7 +13,7 @@
 //     observed response rates so that every partition's expected coefficient is 1 (coding/
 //     decoder.h adaptive_relaxed_weights; coded.h CyclicMaster): unbiased under persistent
 //     stragglers too, and μ under uniformly random ones. method.adaptive_every (default 1): the
-//     weights are re-solved at most every that many steps (an O(n³) solve).
+//     weights are re-solved at most every that many steps (a solve costs up to O(n⁴)).
 //
 // Lost workers: permanent stragglers; the run goes on while at most s are lost (CyclicMaster,
 // coded.h): a lost worker's partitions are still covered by the caches of the other s holders.

@@ -108,9 +108,10 @@ TEST(CliLimits, ConfigPathThatIsADirectoryIsNamed) {
 TEST(CliLimits, UnknownCommandIsNamedWithTheCommands) {
   CommandResult r = run_pacer("frobnicate");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_EQ(error_line(r),
-            "pacer: error: unknown command 'frobnicate' (expected one of: run, compare, data, fit, "
-            "version)")
+  EXPECT_EQ(
+      error_line(r),
+      "pacer: error: unknown command 'frobnicate' (expected one of: run, compare, sweep, data, "
+      "fit, version)")
       << r.output;
   r = run_pacer("-q data frobnicate x");
   EXPECT_EQ(r.exit_code, 2) << r.output;

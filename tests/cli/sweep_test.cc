@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
+#include "pacer/core/error.h"
 #include "test_util.h"
 
 namespace pacer::testing {
@@ -104,9 +106,41 @@ TEST(Sweep, RefusesBadGridsAndNamesAFailedCell) {
   EXPECT_NE(bad.output.find("sweep cell 1 (timing.q=7) failed (exit status 1): pacer: error:"),
             std::string::npos)
       << bad.output;
-  EXPECT_NE(bad.output.find("timing.q"), std::string::npos);
   EXPECT_NE(bad.output.find("logs/cell-1.log"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir.file("s/sweep.csv")));
+  const CommandResult mpi = run_pacer(base + " --grid timing.q=0.1 --engine mpi");
+  EXPECT_EQ(mpi.exit_code, 1);
+  EXPECT_NE(mpi.output.find("pacer: error: pacer sweep: engine.name: expected \"sim\""),
+            std::string::npos)
+      << mpi.output;
+}
+
+// Without a target the criterion is the final F; the ratio is DGD's F over the method's.
+TEST(Sweep, RanksByFinalLossWithoutATarget) {
+  const std::string header =
+      "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
+      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
+      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
+      "step_time_censored,final_loss_mean,final_loss_low,final_loss_high,final_loss_censored\n";
+  const SweepCellResult r = read_cell_result(header +
+                                                 "dgd,,2,0,0,,,,0,,,,0,2,,,0,0.6,,,0\n"
+                                                 "a,,2,0,1,,,,0,,,,0,1,,,0,0.1,,,0\n"
+                                                 "b,,2,0,0,,,,0,,,,0,1,,,0,0.3,,,0\n",
+                                             "compare.csv");
+  ASSERT_FALSE(r.has_target);
+  EXPECT_EQ(r.rank, (std::vector<int>{2, 3, 1}));  // a diverged on a seed: ranked last
+  EXPECT_DOUBLE_EQ(r.speedup_over_dgd[2], 2.0);
+  EXPECT_TRUE(std::isnan(r.speedup_over_dgd[1]));
+  // A count that is not one: an error naming the file and the column.
+  try {
+    read_cell_result(header + "dgd,,2.5,0,0,,,,0,,,,0,2,,,0,0.6,,,0\n", "cells/0/compare.csv");
+    FAIL() << "accepted runs = 2.5";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cells/0/compare.csv: column runs: expected a "
+                                         "non-negative integer, found '2.5'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

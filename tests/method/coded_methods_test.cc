@@ -429,7 +429,7 @@ TEST(Pgc, FirstStepIsExactOrRelaxedGradient) {
 TEST(NonnegativeLeastSquares, MeetsTheOptimalityConditions) {
   Rng rng(11, "nnls");
   for (int trial = 0; trial < 50; ++trial) {
-    const int rows = 3 + trial % 7, cols = 2 + trial % 5;
+    const int cols = 2 + trial % 5, rows = cols + trial % 7;  // full column rank (a.s.)
     Eigen::MatrixXd a(rows, cols);
     Eigen::VectorXd b(rows);
     for (int i = 0; i < rows; ++i) {
@@ -460,7 +460,7 @@ TEST(NonnegativeLeastSquares, MeetsTheOptimalityConditions) {
 // Uniform rates (n − s)/n: μ1 makes the objective 0, so the weights are μ (to rounding) and the
 // bias vanishes.
 TEST(AdaptiveDecoder, UniformRatesGiveRelaxedMu) {
-  for (auto [n, s] : {std::pair{12, 1}, {12, 2}, {12, 3}, {7, 2}, {10, 4}}) {
+  for (auto [n, s] : {std::pair{12, 1}, {12, 2}, {12, 3}, {7, 2}, {10, 4}, {120, 2}}) {
     const Placement cr(PlacementKind::kCyclic, n, s);
     const std::vector<double> rates(n, static_cast<double>(n - s) / n);
     const AdaptiveRelaxedWeights w = adaptive_relaxed_weights(cr, rates);

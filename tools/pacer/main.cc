@@ -299,7 +299,7 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
   const std::string self = self_executable();
   for (const SweepCell& cell : cells) {
     ChildProcess& child = children.emplace_back();
-    child.argv = {self, "-q", "compare", args.path};
+    child.argv = {self, "-q", "compare", args.path, "--engine", "sim"};
     const std::vector<std::string> edits = ordered_edits(args);
     child.argv.insert(child.argv.end(), edits.begin(), edits.end());
     for (const std::string& a : cell.assignments(axes))
@@ -514,6 +514,13 @@ int main(int argc, char** argv) {
                                   : *sweep   ? &sweep_args
                                              : nullptr;
   const std::string engine = config_args != nullptr ? chosen_engine(*config_args) : "";
+  if (*sweep && engine == "mpi") {  // before MPI starts: a sweep never runs on it
+    std::fprintf(stderr,
+                 "pacer: error: pacer sweep: engine.name: expected \"sim\" (a sweep runs many "
+                 "comparisons side by side on the simulator; compare MPI runs with pacer compare "
+                 "--engine mpi)\n");
+    return 1;
+  }
   const bool mpi_job = engine == "mpi";
   if (engine == "sim") {
     const std::optional<LaunchedRank> launched = launched_rank();

@@ -111,7 +111,9 @@ std::vector<double> relaxed_partition_coefficients(const Placement& placement,
 // Every partition is unbiased iff M w = 1. The weights chosen are
 //   w = argmin_{w >= 0} ‖M w − 1‖² + ε‖w − μ1‖²,   ε = kAdaptiveRegularization,
 // i.e. non-negative least squares where M w = 1 has no non-negative solution, and among (nearly)
-// exact solutions the one closest to relaxed decoding's μ. Why each part:
+// exact solutions the one closest to relaxed decoding's μ. Solved to a tolerance of 1e-2·ε·μ on
+// the gradient, which rounding allows while 10·ε_mach·‖A‖·‖b‖ ≈ 2e-15·n·√(s+1) stays below it
+// (n up to about 10⁴ at s = 2). Why each part:
 //   * w >= 0: ĝ never subtracts one worker's stale cache from another's, the amplification that
 //     makes exact decoding noisy (pgc-cr:decoder=exact);
 //   * the ε term makes the minimiser unique (M is singular whenever (s+1) shares a factor with n:
@@ -134,9 +136,12 @@ AdaptiveRelaxedWeights adaptive_relaxed_weights(const Placement& placement,
 
 // argmin_{x >= 0} ‖A x − b‖ by Lawson and Hanson's active-set algorithm ("Solving Least Squares
 // Problems", 1974, ch. 23), for A of full column rank (as the regularised system above is).
-// Stops when no inactive variable has a gradient component above a rounding-level tolerance, or
-// after 3·cols outer iterations.
-Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
+// Stops when no variable held at 0 has a component of Aᵀ(b − Ax) above `tolerance` (raised to
+// 10 units of rounding, 10·ε_mach·‖A‖·‖b‖, if below), or after 3·cols outer iterations. Each
+// outer iteration solves one least-squares problem on the free columns: O(rows·cols²) each,
+// O(rows·cols³) in all at worst.
+Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+                                          double tolerance = 0);
 
 // ---- ignore-stragglers gradient coding (IS-GC) ----
 

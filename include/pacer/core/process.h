@@ -4,7 +4,8 @@
 // file, and is killed (SIGKILL) if pacer dies first (PR_SET_PDEATHSIG), so that no cell keeps
 // writing into a folder nobody is waiting for. A Ctrl-C at the terminal reaches the children too
 // (they share pacer's process group); after SIGINT or SIGTERM (core/interrupt.h) no further child
-// is started and the running ones are waited for.
+// is started, the signal is passed on to the running ones (in case it was sent to pacer alone)
+// and they are waited for.
 #pragma once
 
 #include <string>
@@ -18,8 +19,9 @@ struct ChildProcess {
 };
 
 struct ChildOutcome {
-  bool started = false;  // false: an interrupt came before its turn, or fork/exec failed
-  int exit_status = -1;  // the exit code, 128 + signal when a signal ended it, 127: exec failed
+  bool started = false;  // false: an interrupt came before its turn, or fork failed
+  int exit_status = -1;  // the exit code, 128 + signal when a signal ended it, 127 when exec
+                         // failed (its log then says so)
 };
 
 // Runs `children` with at most `parallel` (>= 1) of them alive at once, in order of the list (the
