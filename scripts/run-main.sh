@@ -15,15 +15,16 @@ rare=(--set timing.q=0.05 --set timing.delay_mean=0.3)
 build/pacer -q compare configs/fashion-mnist.toml --methods dgd,gc-fr,gc-cr,pgc-fr,pgc-cr \
   --seeds "${PACER_SEEDS:-1}" --out runs/main-rare "$@" "${rare[@]}" >/dev/null
 
-# "<method> <time/step> <time to target>" per method of a compare.csv.
+# "<method>;<time/step>;<time to target>;<censored seeds>" per method of a compare.csv (blank
+# fields stay fields).
 per_method() {
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  awk -F, -v OFS=';' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { print $col["method"], $col["step_time_mean"], $col["time_to_target_mean"], \
         $col["time_to_target_censored"] }' "$1"
 }
 # One line: time per step of each method (× DGD's) and time to target, from a compare.csv.
 regime_line() {
-  per_method "$1" | awk '
+  per_method "$1" | awk -F';' '
     $1 == "dgd" { dgd = $2 }
     { name[NR] = $1; step[NR] = $2
       ttt[NR] = $3 == "" ? "-" : ($4 > 0 ? ">= " : "") sprintf("%.0f s", $3) }
