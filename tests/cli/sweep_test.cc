@@ -24,6 +24,14 @@ std::string sweep_config() {
          kLeastSquaresTables;
 }
 
+// The compare.csv columns read_cell_result needs (a real compare.csv has more), for hand-written
+// cells.
+constexpr const char* kCompareCsvColumns =
+    "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
+    "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
+    "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
+    "step_time_censored,final_loss_mean,final_loss_low,final_loss_high,final_loss_censored\n";
+
 constexpr const char* kSweepArgs =
     " --methods dgd,pgc-cr:s=1,gc-cr:s=1 --grid timing.q=0.05,0.5 --grid timing.delay_mean=0.2,3"
     " --seeds 2";
@@ -68,11 +76,7 @@ TEST(Sweep, EachCellIsTheComparisonOfItsKeys) {
 }
 
 TEST(Sweep, RanksByTheComparisonsCriterion) {
-  const std::string header =
-      "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
-      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
-      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
-      "step_time_censored,final_loss_mean,final_loss_low,final_loss_high,final_loss_censored\n";
+  const std::string header = kCompareCsvColumns;
   // b is fastest but missed a seed: it ranks below every method that reached the target on all.
   const SweepCellResult r = read_cell_result(header +
                                                  "dgd,,2,2,0,10,,,0,20,,,0,2,,,0,1,,,0\n"
@@ -117,11 +121,7 @@ TEST(Sweep, RefusesBadGridsAndNamesAFailedCell) {
 
 // Without a target the criterion is the final F; the ratio is DGD's F over the method's.
 TEST(Sweep, RanksByFinalLossWithoutATarget) {
-  const std::string header =
-      "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
-      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
-      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
-      "step_time_censored,final_loss_mean,final_loss_low,final_loss_high,final_loss_censored\n";
+  const std::string header = kCompareCsvColumns;
   const SweepCellResult r = read_cell_result(header +
                                                  "dgd,,2,0,0,,,,0,,,,0,2,,,0,0.6,,,0\n"
                                                  "a,,2,0,1,,,,0,,,,0,1,,,0,0.1,,,0\n"
