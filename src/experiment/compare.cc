@@ -411,6 +411,12 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   c.name = config.source().empty() ? "comparison"
                                    : std::filesystem::path(config.source()).stem().string();
   if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
+  if (!options.baseline.empty() && std::find(options.methods.begin(), options.methods.end(),
+                                             options.baseline) == options.methods.end()) {
+    fail("--baseline {}: expected one of the --methods specs as written ({})", options.baseline,
+         fmt::join(options.methods, ","));
+  }
+  c.baseline = options.baseline;
 
   // The data, partitions and model are shared, and no spec may set their keys: build them once
   // from the config, before the specs' configs are copied from it, so that each of those has
@@ -520,6 +526,11 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     remove_stale_temp_files(options.out_dir);  // what a killed comparison left
     write_file_atomic(options.out_dir + "/compare.md", result.markdown);
     write_file_atomic(options.out_dir + "/compare.csv", result.csv);
+    if (!c.baseline.empty()) {
+      write_file_atomic(options.out_dir + "/against.csv", against_baseline_csv(c));
+    } else {
+      std::filesystem::remove(options.out_dir + "/against.csv");  // an earlier comparison's
+    }
     const std::vector<Figure> figures = write_comparison_figures(options.out_dir, c);
     write_file_atomic(options.out_dir + "/report.md",
                       comparison_report(c, table.markdown, figures));

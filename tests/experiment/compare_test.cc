@@ -274,6 +274,68 @@ TEST(Compare, SeedsThatMissTheTargetAreCensoredNotDropped) {
   EXPECT_NE(report.find("reached the target on only 0/2 seeds"), std::string::npos) << report;
 }
 
+TEST(Compare, AgainstTheBaselinePairsEachSeedWithTheBaselinesSameSeed) {
+  TempDir dir;
+  CompareOptions options =
+      comparing({"dgd", "is-sgd:k=1", "dgd:optimizer.lr=0.000005"}, 3, dir.path());
+  options.baseline = "dgd";
+  const Comparison c =
+      run_comparison(least_squares({"target.loss=0.3", "target.hold=2"}), options).comparison;
+  const std::vector<std::vector<std::string>> rows = csv_rows(dir.file("against.csv"));
+  auto row = [&](const std::string& method, const std::string& metric) {
+    for (const auto& r : rows) {
+      if (r[0] == method && r[1] == metric) return r;
+    }
+    ADD_FAILURE() << "no row " << method << "," << metric;
+    return std::vector<std::string>(10);
+  };
+  // The baseline against itself: every ratio 1, every difference 0, no spread.
+  for (const char* metric : {"steps_to_target", "time_to_target", "step_time", "final_loss"}) {
+    const auto self = row("dgd", metric);
+    EXPECT_EQ(self[2], "3") << metric;
+    EXPECT_EQ(std::stod(self[4]), 1.0) << metric;
+    EXPECT_EQ(std::stod(self[7]), 0.0) << metric;
+    EXPECT_EQ(std::stod(self[5]), 1.0) << metric;
+  }
+  // IS-SGD's time ratio is the mean of its per-seed ratios, recomputed here from the seed runs.
+  const MethodResult& dgd = c.methods[0];
+  const MethodResult& is_sgd = c.methods[1];
+  double sum = 0, difference = 0;
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_TRUE(is_sgd.runs[k].reached && dgd.runs[k].reached);
+    sum += is_sgd.runs[k].time_to_target / dgd.runs[k].time_to_target;
+    difference += is_sgd.runs[k].time_to_target - dgd.runs[k].time_to_target;
+  }
+  const auto time = row("is-sgd:k=1", "time_to_target");
+  EXPECT_EQ(time[3], "0");
+  EXPECT_NEAR(std::stod(time[4]), sum / 3, 1e-12 * sum);
+  EXPECT_NEAR(std::stod(time[7]), difference / 3, 1e-9 * std::abs(difference) + 1e-12);
+  EXPECT_LT(std::stod(time[5]), std::stod(time[4]));
+  EXPECT_GT(std::stod(time[6]), std::stod(time[4]));
+  // The tiny stepsize never reaches the target: its three pairs are counted as censored.
+  EXPECT_EQ(row("dgd:optimizer.lr=0.000005", "steps_to_target")[3], "3");
+  EXPECT_NE(read_text(dir.file("report.md")).find("## Against dgd (paired over seeds)"),
+            std::string::npos);
+  // The same folder compared again without a baseline keeps no against.csv of the first.
+  options.baseline.clear();
+  options.seeds = 1;
+  run_comparison(least_squares({"target.loss=0.3", "target.hold=2"}), options);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("against.csv")));
+}
+
+TEST(Compare, ABaselineThatIsNotComparedIsRefusedBeforeAnyRun) {
+  TempDir dir;
+  CompareOptions options = comparing({"dgd", "is-sgd:k=1"}, 1, dir.path());
+  options.baseline = "gc-fr";
+  try {
+    run_comparison(least_squares(), options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--baseline gc-fr"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("dgd")));
+}
+
 TEST(Compare, TuningUsesSeedsDisjointFromTheReportedOnes) {
   TempDir dir;
   CompareOptions options = comparing({"dgd", "is-sgd:k=1"}, 2, dir.path());

@@ -246,8 +246,9 @@ int command_compare(const ConfigArgs& args, const std::string& methods, CompareO
   const char* out = options.out_dir.c_str();
   std::printf(
       "\nreport: %s/report.md (table, figures, each method against the best); table: "
-      "%s/compare.md, %s/compare.csv; per-run logs: %s/<method>/seed<k>/\n",
-      out, out, out, out);
+      "%s/compare.md, %s/compare.csv%s; per-run logs: %s/<method>/seed<k>/\n",
+      out, out, out, options.baseline.empty() ? "" : fmt::format(", {}/against.csv", out).c_str(),
+      out);
   return 0;
 }
 
@@ -288,7 +289,12 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
         "on the simulator; compare MPI runs with pacer compare --engine mpi)");
   }
   if (sweep.jobs < 0) fail("--jobs {}: expected 0 (one per processor) or more", sweep.jobs);
-  split_method_list(methods);  // an empty spec is refused before anything runs
+  const std::vector<std::string> specs = split_method_list(methods);  // refuses an empty spec
+  if (!options.baseline.empty() &&
+      std::find(specs.begin(), specs.end(), options.baseline) == specs.end()) {
+    fail("--baseline {}: expected one of the --methods specs as written ({})", options.baseline,
+         methods);
+  }
   std::vector<SweepAxis> axes;
   for (const std::string& grid : sweep.grids) axes.push_back(parse_sweep_axis(grid));
   const std::vector<SweepCell> cells = sweep_cells(axes);
@@ -308,6 +314,9 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
                       {"--methods", methods, "--seeds", std::to_string(options.seeds), "--out",
                        out + "/" + cell.folder});
     if (!options.budget.empty()) child.argv.insert(child.argv.end(), {"--budget", options.budget});
+    if (!options.baseline.empty()) {
+      child.argv.insert(child.argv.end(), {"--baseline", options.baseline});
+    }
     if (!options.tune.empty()) {
       child.argv.insert(child.argv.end(), {"--tune", options.tune, "--tune-seeds",
                                            std::to_string(options.tuning_seeds)});
@@ -462,6 +471,9 @@ int main(int argc, char** argv) {
                       "reported ones, e.g. optimizer.lr=0.01,0.03,0.1,0.3");
   compare->add_option("--tune-seeds", compare_options.tuning_seeds,
                       "seeds per tuning value (default 2)");
+  compare->add_option("--baseline", compare_options.baseline,
+                      "a spec of --methods to hold every method against, seed by seed "
+                      "(against.csv, report.md)");
 
   ConfigArgs sweep_args;
   std::string sweep_methods;
@@ -480,6 +492,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--budget", sweep_options.budget, "as for compare, in every cell");
   sweep->add_option("--tune", sweep_options.tune, "as for compare, in every cell");
   sweep->add_option("--tune-seeds", sweep_options.tuning_seeds, "as for compare");
+  sweep->add_option("--baseline", sweep_options.baseline,
+                    "as for compare: every cell's against.csv holds each method against it");
   sweep->add_option("--jobs", sweep_grid.jobs,
                     "cells run at once (default 0: one per available processor)");
 

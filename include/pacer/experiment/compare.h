@@ -10,6 +10,7 @@
 //
 // A comparison writes, in its folder: compare.md and compare.csv (the table), report.md (the
 // question, the table, the figures, the tuned values and one line per method against the best),
+// against.csv when a baseline is named (each method against it, paired over seeds),
 // the figures, and each run's folder <spec>/seed<k>/ (tuning runs under tuning/<spec>/<value>/).
 // Same config and seeds ⇒ byte-identical tables and report.
 //
@@ -42,6 +43,10 @@ struct CompareOptions {
   // without a target, the mean final F, a diverged seed counting as +∞). "" = no tuning.
   std::string tune;
   int tuning_seeds = 2;
+  // A spec of `methods` (as written there) to hold every other method against, seed by seed:
+  // against.csv and a report.md section give per metric the mean per-seed ratio and difference
+  // with their 95 % t intervals (report.h: against_baseline_csv). "" = none.
+  std::string baseline;
 };
 
 struct CompareResult {

@@ -99,6 +99,7 @@ struct Comparison {
   // How the best method is chosen: "time to target" (targets set) or "final F".
   std::string criterion;
   std::vector<MethodResult> methods;
+  std::string baseline;  // the spec every method is held against (report.h), "" = none
 };
 
 }  // namespace pacer

@@ -21,4 +21,16 @@ std::string comparison_report(const Comparison& c, const std::string& table,
 // Student-t interval, or, where seeds missed the target, what the lower bounds allow one to say.
 std::string versus_best(const Comparison& c, const MethodResult& m, const MethodResult& best);
 
+// Every method against the comparison's baseline (c.baseline, which must name one of its methods),
+// paired over seeds: for each metric, the per-seed ratios m_k / b_k and differences m_k − b_k,
+// their means and 95 % Student-t intervals over the pairs. Metrics: steps_to_target and
+// time_to_target (with a target; a seed that missed it contributes its end value, a lower bound,
+// and the pair is counted in `censored`), step_time, final_loss, tilde_loss (where both runs
+// have it). A pair whose baseline value is 0 gives no ratio. CSV with the header
+//   method,metric,pairs,censored,ratio_mean,ratio_low,ratio_high,difference_mean,difference_low,
+//   difference_high
+// one row per method (the baseline included) and metric, numbers at full precision, blank where
+// absent (an interval needs two pairs). Pure: same comparison ⇒ same text.
+std::string against_baseline_csv(const Comparison& c);
+
 }  // namespace pacer

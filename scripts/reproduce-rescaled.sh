@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Reproduces the Rescaled ASGD paper's claims (DESIGN.md section 8) on this machine and writes
+# OUT/report.md: each claim with the paper's statement, pacer's numbers with 95 % intervals over
+# seeds, and a verdict (reproduced / not reproduced / regime-dependent).
+#
+#   scripts/reproduce-rescaled.sh [--quick] [--seeds K] [--full-data] [--out DIR]
+#   scripts/reproduce-rescaled.sh --report-only [--quick] [--out DIR]   (rewrite report.md)
+#
+# Full mode (default; OUT = runs/reproduce-rescaled):
+#   1. The paper's experiment (configs/rescaled-asgd-paper.toml and its -exponential twin): 10
+#      workers, worker i holding the Fashion-MNIST images of class i, a 2-layer ReLU network
+#      (hidden 128), cross-entropy, minibatch 32; fixed harmonic compute times τ = 1,1,2,2,...,16,16
+#      s and exponential times of the same means. Every asynchronous method (ASGD, delay-adaptive
+#      ASGD, Ringmaster, Rennala, Malenia, Ringleader, Rescaled ASGD) gets the same 2000 s of
+#      simulated time, and its stepsize is tuned on the same grid {0.01, 0.03, 0.1, 0.3, 1} by
+#      final F on a tuning seed disjoint from the 5 reported ones. F and F̃ are evaluated every
+#      250 simulated seconds on a fixed 12000-image training subset (--full-data: all 60000; the
+#      evaluation of F and F̃ on 60000 images would dominate the run time).
+#   2. The closed-form problem of configs/quadratic-centers.toml (4 workers, harmonic times, known
+#      argmin F and argmin F̃), fixed and exponential times, the same methods, grid and seeds: the
+#      distance of the final iterate to each minimiser follows from F and F̃ exactly there.
+# --quick (under 3 minutes on 2 cores): part 1 with 300 s of simulated time, the grid {0.03, 0.3},
+# 2 seeds and a 6000-image subset; part 2 with the same grid and seeds. Its verdicts are indicative
+# only (the t quantile at one degree of freedom is 12.7).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0 full_data=0 report_only=0 seeds="" out=""
+command_line="scripts/reproduce-rescaled.sh${*:+ $*}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --full-data) full_data=1 ;;
+    --report-only) report_only=1 ;;
+    --seeds) seeds=${2:?--seeds needs a number}; shift ;;
+    --out) out=${2:?--out needs a folder}; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "reproduce-rescaled.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$seeds" in
+  '') ;;
+  *[!0-9]*|0|1) echo "reproduce-rescaled.sh: --seeds: expected an integer >= 2 (intervals need two seeds), got '$seeds'" >&2; exit 2 ;;
+esac
+if [ "$quick" = 1 ]; then
+  out=${out:-runs/reproduce-rescaled-quick}
+  seeds=${seeds:-2} horizon=300 every=100 grid=0.03,0.3 subset=6000
+else
+  out=${out:-runs/reproduce-rescaled}
+  seeds=${seeds:-5} horizon=2000 every=250 grid=0.01,0.03,0.1,0.3,1 subset=12000
+fi
+data=(--set data.max_train=$subset)
+[ "$full_data" = 1 ] && data=()
+pacer=build/pacer
+methods=rescaled-asgd,asgd,delay-adaptive-asgd,ringmaster,rennala,malenia,ringleader
+
+# Comparison NAME (pacer compare ARGS... --out OUT/NAME), its output in OUT/NAME.log. Called with
+# "&" only: the background subshell becomes pacer (exec), so the EXIT trap's kill reaches it.
+compare() {
+  local name=$1; shift
+  exec "$pacer" -q compare "$@" --out "$out/$name" >"$out/$name.log" 2>&1
+}
+# Waits for background process $1, comparison $2; prints the end of its log if it failed.
+check() {
+  wait "$1" || { echo "reproduce-rescaled: $2 failed:" >&2; tail -5 "$out/$2.log" >&2; exit 1; }
+}
+
+run_all() {
+  # A failure or Ctrl-C stops the comparison running in the background too.
+  trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
+  scripts/setup.sh build
+  mkdir -p "$out"
+  local start=$SECONDS
+  local common=(--methods "$methods" --baseline rescaled-asgd --seeds "$seeds"
+    --tune "optimizer.lr=$grid" --tune-seeds 1)
+  echo "reproduce-rescaled: part 1 (MLP, $seeds seeds, ${horizon} s) in $out/mlp-{fixed,exponential}" >&2
+  local mlp=(--budget "time=$horizon" --set eval_every=0 --set "eval_every_s=$every" "${data[@]}")
+  compare mlp-fixed configs/rescaled-asgd-paper.toml "${common[@]}" "${mlp[@]}" &
+  local fixed=$!
+  compare mlp-exponential configs/rescaled-asgd-paper-exponential.toml "${common[@]}" "${mlp[@]}" &
+  local exponential=$!
+  check $fixed mlp-fixed
+  check $exponential mlp-exponential
+  echo "reproduce-rescaled: part 2 (quadratic, known minimisers) in $out/quadratic-{fixed,exponential}" >&2
+  local quad=(--budget time=1500 --set eval_every=0)
+  compare quadratic-fixed configs/quadratic-centers.toml "${common[@]}" "${quad[@]}" &
+  fixed=$!
+  compare quadratic-exponential configs/quadratic-centers.toml "${common[@]}" "${quad[@]}" \
+    --set timing.model=exponential &
+  exponential=$!
+  check $fixed quadratic-fixed
+  check $exponential quadratic-exponential
+  echo "$((SECONDS - start))" >"$out/wall_seconds"
+}
+
+[ "$report_only" = 1 ] || run_all
+scripts/rescaled-report.sh "$out" "$quick" "$full_data" "$horizon" "$grid" "$subset" \
+  "$command_line" >"$out/report.md.tmp"
+mv "$out/report.md.tmp" "$out/report.md"
+sed -n '/^## Verdicts/,/^## /p' "$out/report.md" | sed '$d'
+echo "report: $out/report.md"
