@@ -28,7 +28,8 @@ else
 fi
 data_note="a fixed 6000-image subset of the training set"
 [ "$full_data" = 1 ] && data_note="all 60000 training images"
-lr=$(awk -F" = " '$1=="lr"{print $2}' "$( if [ "$quick" = 1 ]; then echo configs/pgc-paper-softmax.toml; else echo configs/pgc-paper.toml; fi )")
+configs=$(dirname "$0")/../configs
+lr=$(awk -F" = " '$1=="lr"{print $2}' "$configs/$( if [ "$quick" = 1 ]; then echo pgc-paper-softmax.toml; else echo pgc-paper.toml; fi )")
 wall=$(cat "$out/wall_seconds" 2>/dev/null || echo "?")
 
 cat <<EOF

@@ -11,7 +11,7 @@
 #      workers, worker i holding the Fashion-MNIST images of class i, a 2-layer ReLU network
 #      (hidden 128), cross-entropy, minibatch 32; fixed harmonic compute times τ = 1,1,2,2,...,16,16
 #      s and exponential times of the same means. Every asynchronous method (ASGD, delay-adaptive
-#      ASGD, Ringmaster, Rennala, Malenia, Ringleader, Rescaled ASGD) gets the same 2000 s of
+#      ASGD, Ringmaster, Rennala, Malenia, Ringleader, Rescaled ASGD) gets the same 1500 s of
 #      simulated time, and its stepsize is tuned on the same grid {0.01, 0.03, 0.1, 0.3, 1} by
 #      final F on a tuning seed disjoint from the 5 reported ones. F and F̃ are evaluated every
 #      250 simulated seconds on a fixed 12000-image training subset (--full-data: all 60000; the
@@ -48,7 +48,7 @@ if [ "$quick" = 1 ]; then
   seeds=${seeds:-2} horizon=300 every=100 grid=0.03,0.3 subset=6000
 else
   out=${out:-runs/reproduce-rescaled}
-  seeds=${seeds:-5} horizon=2000 every=250 grid=0.01,0.03,0.1,0.3,1 subset=12000
+  seeds=${seeds:-5} horizon=1500 every=250 grid=0.01,0.03,0.1,0.3,1 subset=12000
 fi
 data=(--set data.max_train=$subset)
 [ "$full_data" = 1 ] && data=()
