@@ -26,24 +26,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0 full_data=0 report_only=0 seeds="" out=""
-command_line="scripts/reproduce-rescaled.sh${*:+ $*}"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --quick) quick=1 ;;
-    --full-data) full_data=1 ;;
-    --report-only) report_only=1 ;;
-    --seeds) seeds=${2:?--seeds needs a number}; shift ;;
-    --out) out=${2:?--out needs a folder}; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "reproduce-rescaled.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
-case "$seeds" in
-  '') ;;
-  *[!0-9]*|0|1) echo "reproduce-rescaled.sh: --seeds: expected an integer >= 2 (intervals need two seeds), got '$seeds'" >&2; exit 2 ;;
-esac
+source scripts/reproduce-args.sh
+parse_reproduce_args "scripts/$(basename "$0")" 0 "$@"
 if [ "$quick" = 1 ]; then
   out=${out:-runs/reproduce-rescaled-quick}
   seeds=${seeds:-2} horizon=300 every=100 grid=0.03,0.3 subset=6000
