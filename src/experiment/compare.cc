@@ -385,6 +385,13 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
 
 }  // namespace
 
+void check_baseline(const std::vector<std::string>& methods, const std::string& baseline) {
+  if (!baseline.empty() && std::find(methods.begin(), methods.end(), baseline) == methods.end()) {
+    fail("--baseline {}: expected one of the --methods specs as written ({})", baseline,
+         fmt::join(methods, ","));
+  }
+}
+
 std::vector<std::string> split_method_list(const std::string& list) {
   std::vector<std::string> specs;
   size_t start = 0;
@@ -411,11 +418,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   c.name = config.source().empty() ? "comparison"
                                    : std::filesystem::path(config.source()).stem().string();
   if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
-  if (!options.baseline.empty() && std::find(options.methods.begin(), options.methods.end(),
-                                             options.baseline) == options.methods.end()) {
-    fail("--baseline {}: expected one of the --methods specs as written ({})", options.baseline,
-         fmt::join(options.methods, ","));
-  }
+  check_baseline(options.methods, options.baseline);
   c.baseline = options.baseline;
 
   // The data, partitions and model are shared, and no spec may set their keys: build them once

@@ -289,12 +289,8 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
         "on the simulator; compare MPI runs with pacer compare --engine mpi)");
   }
   if (sweep.jobs < 0) fail("--jobs {}: expected 0 (one per processor) or more", sweep.jobs);
-  const std::vector<std::string> specs = split_method_list(methods);  // refuses an empty spec
-  if (!options.baseline.empty() &&
-      std::find(specs.begin(), specs.end(), options.baseline) == specs.end()) {
-    fail("--baseline {}: expected one of the --methods specs as written ({})", options.baseline,
-         methods);
-  }
+  // An empty spec or a baseline that is not compared is refused before anything runs.
+  check_baseline(split_method_list(methods), options.baseline);
   std::vector<SweepAxis> axes;
   for (const std::string& grid : sweep.grids) axes.push_back(parse_sweep_axis(grid));
   const std::vector<SweepCell> cells = sweep_cells(axes);

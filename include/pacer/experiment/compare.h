@@ -57,6 +57,9 @@ struct CompareResult {
 
 CompareResult run_comparison(const Config& config, const CompareOptions& options);
 
+// An Error unless `baseline` is "" or one of `methods` as written (CompareOptions::baseline).
+void check_baseline(const std::vector<std::string>& methods, const std::string& baseline);
+
 // Splits "a,b:k=1,c" into specs; an empty spec is an Error.
 std::vector<std::string> split_method_list(const std::string& list);
 
