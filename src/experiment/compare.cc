@@ -19,9 +19,7 @@
 #include "pacer/experiment/report.h"
 
 namespace pacer {
-namespace {
 
-// The config of one method spec: method.name and its method.* keys set.
 Config config_for(const Config& base, const std::string& spec) {
   Config config = base;
   size_t colon = spec.find(':');
@@ -48,6 +46,8 @@ Config config_for(const Config& base, const std::string& spec) {
   }
   return config;
 }
+
+namespace {
 
 // The folder of a spec's runs: the spec itself, with any '/' replaced.
 std::string run_folder(std::string spec) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -22,8 +23,10 @@
 #include "pacer/data/source.h"
 #include "pacer/engine/registry.h"
 #include "pacer/experiment/checkpoint.h"
+#include "pacer/experiment/job_log.h"
 #include "pacer/experiment/plot.h"
 #include "pacer/experiment/recorder.h"
+#include "pacer/experiment/timeline.h"
 #include "pacer/method/method.h"
 #include "pacer/model/factory.h"
 #include "pacer/timing/timing_model.h"
@@ -232,7 +235,21 @@ struct RunSetup {
   OptimizerOptions optimizer;
   bool save_model = false;
   CheckpointPolicy checkpoints;
+  JobLogOptions jobs;
+  TimelineWindow timeline;
 };
+
+// record.timeline = [from, to] (engine seconds, to > from >= 0); absent: the automatic window
+// (timeline.h).
+TimelineWindow read_timeline_window(const Config& config) {
+  const std::vector<double> window = config.get_doubles("record.timeline", {});
+  if (window.empty()) return {};
+  if (window.size() != 2 || !(window[0] >= 0) || !(window[1] > window[0]) ||
+      !std::isfinite(window[1])) {
+    config.fail_key("record.timeline", "[from, to] in seconds with 0 <= from < to");
+  }
+  return TimelineWindow{window[0], window[1]};
+}
 
 RunSetup build_run(const Config& config, const Problem* shared) {
   RunSetup s;
@@ -255,6 +272,8 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   s.optimizer = read_optimizer_options(config, s.rules.max_steps);
   s.save_model = config.get_bool("save_model", false);
   s.checkpoints = read_checkpoint_policy(config);
+  s.jobs = read_job_log_options(config);
+  s.timeline = read_timeline_window(config);
   return s;
 }
 
@@ -292,12 +311,15 @@ nlohmann::json describe_setup(const RunSetup& s) {
 // with config.toml, log.csv's header and `summary` saying "running", and sends log.csv's rows to
 // it from now on.
 RunFolder start_outputs(const std::string& dir, const Config& config, nlohmann::json summary,
-                        Recorder& recorder) {
+                        Recorder& recorder, JobLog* jobs) {
   summary["status"] = "running";
-  RunFolder folder = RunFolder::create(dir, {{"config.toml", config.to_toml()},
-                                             {"log.csv", std::string(Recorder::log_header())},
-                                             {"summary.json", summary_text(summary)}});
+  RunFolder::Files files = {{"config.toml", config.to_toml()},
+                            {"log.csv", std::string(Recorder::log_header())},
+                            {"summary.json", summary_text(summary)}};
+  if (jobs) files.emplace_back("jobs.csv", std::string(JobLog::header()));
+  RunFolder folder = RunFolder::create(dir, files);
   recorder.stream_log(folder.path("log.csv"), stream_interval());
+  if (jobs) jobs->stream(folder.path("jobs.csv"), stream_interval());
   return folder;
 }
 
@@ -321,6 +343,7 @@ struct RunState {
   Trainer& trainer;
   TrainingMaster& master;
   Recorder& recorder;
+  JobLog* jobs;  // null: no jobs.csv
 
   void checkpoint(StateArchive& a) {
     a.section("run");
@@ -329,6 +352,7 @@ struct RunState {
     trainer.checkpoint(a);
     master.checkpoint(a);
     recorder.checkpoint(a);
+    if (jobs) jobs->checkpoint(a);
   }
 };
 
@@ -410,10 +434,12 @@ RunFolder resume_outputs(const std::string& dir, const Config& config, Checkpoin
                          const std::string& checkpoint_path, RunState& state) {
   RunFolder folder = RunFolder::reopen(dir);
   state.recorder.stream_log(folder.path("log.csv"), stream_interval());
+  if (state.jobs) state.jobs->stream(folder.path("jobs.csv"), stream_interval());
   StateArchive archive = StateArchive::for_loading(std::move(saved.state), checkpoint_path);
   state.checkpoint(archive);
   archive.expect_end();
   state.recorder.continue_log();
+  if (state.jobs) state.jobs->continue_log();
   folder.write("config.toml", config.to_toml());
   return folder;
 }
@@ -489,6 +515,14 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   }
   Trainer trainer(x0, Optimizer(s.optimizer), recorder);
   std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
+  // jobs.csv (job_log.h): the engine drives the master through the job log's tap.
+  std::optional<JobLog> jobs;
+  if (s.jobs.enabled && !options.out_dir.empty()) {
+    jobs.emplace(s.workers, s.jobs);
+    recorder.set_unused_reply_listener([&jobs](int worker) { jobs->note_unused(worker); });
+  }
+  const std::unique_ptr<Master> tapped = jobs ? jobs->tap(*master) : nullptr;
+  Master& driven = tapped ? *tapped : *master;
 
   auto describe_run = [&] {
     nlohmann::json summary = describe_setup(s);
@@ -501,13 +535,14 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     engine->stats(engine_summary);
     summary["engine_stats"] = engine_summary;
     if (!changes.empty()) summary["resumed_with_changes"] = changes;
+    if (jobs) jobs->summarize(summary["jobs_csv"]);
     return summary;
   };
 
   // The folder is replaced only now that everything is built and checked: a run that cannot
   // start leaves an earlier run's folder as it was.
   std::optional<RunFolder> folder;
-  RunState state{*s.timing, *engine, trainer, *master, recorder};
+  RunState state{*s.timing, *engine, trainer, *master, recorder, jobs ? &*jobs : nullptr};
   if (!options.out_dir.empty()) {
     try {
       if (saved) {
@@ -515,7 +550,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       } else {
         nlohmann::json setup = describe_setup(s);
         recorder.summarize(setup);
-        folder = start_outputs(options.out_dir, config, std::move(setup), recorder);
+        folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
       }
     } catch (...) {
       engine->stop(EndKind::kError);
@@ -554,7 +589,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
 
   bool interrupted = false;
   try {
-    interrupted = engine->run(*master);
+    interrupted = engine->run(driven);
     // An interrupted run writes what it has first: the workers are stopped afterwards. With
     // checkpoints on, that includes one last checkpoint, so the interruption loses nothing.
     if (interrupted && checkpointer && engine->can_checkpoint_now()) {
@@ -570,6 +605,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     engine->stop(EndKind::kError);
     if (!folder) throw;
     // Keep what the run produced up to the error (DESIGN.md section 7).
+    if (jobs) {
+      try {
+        jobs->finish(engine->end_time());
+      } catch (const Error& also) {
+        log_warning("{}", also.what());
+      }
+    }
     write_error_outputs(*folder, recorder, source, describe_run(), e.what());
     if (!recorder.recorded()) throw;
     fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
@@ -581,10 +623,20 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     // An interrupted run skips the final evaluation (it may take long; the process may be
     // killed).
     if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
+    if (jobs) jobs->finish(engine->end_time());
     nlohmann::json summary = describe_run();
     if (interrupted) summary["status"] = "interrupted";
     if (folder) {
       write_outputs(*folder, recorder, source, summary, s.save_model ? &trainer.x() : nullptr);
+      // A figure is a convenience (plot.h): one that cannot be drawn is a warning.
+      if (jobs && options.timeline_figure) {
+        try {
+          write_timeline_figure(folder->dir(), folder->path("jobs.csv"), s.timeline,
+                                figure_title(source, summary));
+        } catch (const Error& e) {
+          log_warning("the timeline figure was not drawn: {}", e.what());
+        }
+      }
     }
     if (interrupted) engine->stop(EndKind::kInterrupted);
     return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary)};
@@ -592,6 +644,32 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
     throw;
   }
+}
+
+std::string profile_jobs(const Config& config, int jobs) {
+  if (jobs < 1) fail("--jobs {}: expected at least 1 job per worker", jobs);
+  RunSetup s = build_run(config, nullptr);
+  Vec x;
+  Rng init_rng(s.seed, "init");
+  s.problem->objective->model().initialize(x, init_rng);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < s.workers; ++i) workers.push_back(s.method->make_worker(i));
+  std::string csv = "worker,duration\n";
+  WorkerOutput out;
+  for (int k = 0; k < jobs; ++k) {
+    for (int i = 0; i < s.workers; ++i) {
+      const Job job{k};
+      const auto begin = std::chrono::steady_clock::now();
+      const double units = workers[i]->units(job);
+      workers[i]->compute(job, x, out);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      // A clock tick of 0 would be no duration: the trace needs positive ones.
+      const double per_unit = std::max(seconds, 1e-9) / std::max(units, 1e-12);
+      fmt::format_to(std::back_inserter(csv), "{},{}\n", i, per_unit);
+    }
+  }
+  return csv;
 }
 
 int serve_mpi_worker_rank() {

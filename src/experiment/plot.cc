@@ -1668,4 +1668,24 @@ bool write_run_figure(const std::string& dir, const std::string& title,
   return RunFigureJob(dir, title, targets, target_on).finish();
 }
 
+namespace figure {
+
+Figure write_single_figure(const std::string& dir, const std::string& name,
+                           const std::string& caption, int width, int height,
+                           const std::string& body, const std::vector<DataText>& data) {
+  Script script(name, caption, width, height);
+  script << body;
+  make_directories(dir + "/figures");
+  for (const DataText& d : data) write_file_atomic(dir + "/" + d.path, d.text);
+  Rendering rendering;
+  std::vector<Figure> figures = {pacer::write_figure(dir, script, {}, caption, rendering)};
+  finish_rendering(dir, figures, rendering);
+  return figures[0];
+}
+
+void remove_figure_files(const std::string& dir, const std::string& name) {
+  pacer::remove_figure(dir, name);
+}
+
+}  // namespace figure
 }  // namespace pacer

@@ -16,7 +16,7 @@ namespace pacer {
 namespace {
 
 constexpr const char* kLogHeader =
-    "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,"
+    "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,wait,"
     "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
 constexpr const char* kEvalsHeader =
     "time,step,work_units,full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
@@ -228,6 +228,8 @@ void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
   fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{}", r.time, r.step,
                  r.work_units, r.loss, r.grad_norm, r.responders, r.staleness, r.stepsize,
                  r.worker >= 0 ? std::to_string(r.worker) : std::string());
+  row += ',';
+  if (!std::isnan(r.wait)) fmt::format_to(std::back_inserter(row), "{}", r.wait);
   if (e) {
     row += ',';
     e->append_csv(row);

@@ -25,8 +25,11 @@ SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPoli
       lost_(workers, false),
       direction_(Vec::Zero(dim)),
       straggled_(workers, 0),
-      late_(workers, 0) {
+      late_(workers, 0),
+      decisive_(workers, 0),
+      wait_caused_(workers, 0.0) {
   arrival_order_.reserve(workers);
+  arrival_times_.reserve(workers);
   used_.reserve(workers);
 }
 
@@ -36,6 +39,7 @@ void SyncMaster::start(Cluster& cluster) {
         "method.straggler_policy: 'cancel' needs an engine that can cancel jobs; use 'finish' "
         "with this engine");
   }
+  step_start_ = cluster.now();
   for (int i = 0; i < workers_; ++i) assign_current(i, cluster);
 }
 
@@ -52,6 +56,7 @@ void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
   if (reply.tag != step_) {
     // A straggler finishing a closed step: its message is not used; it takes the newest x.
     ++late_replies_;
+    trainer_.reply_unused(w);
     if (assigned_step_[w] != step_) assign_current(w, cluster);
     return;
   }
@@ -60,7 +65,8 @@ void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
   versions_[w].assign(reply.versions.begin(), reply.versions.end());
   arrived_[w] = true;
   arrival_order_.push_back(w);
-  if (step_complete()) close_step(cluster);
+  arrival_times_.push_back(cluster.now());
+  if (step_complete()) close_step(cluster, w, /*by_message=*/true);
 }
 
 void SyncMaster::on_lost(int worker, Cluster& cluster) {
@@ -72,7 +78,7 @@ void SyncMaster::on_lost(int worker, Cluster& cluster) {
     return;
   }
   // The close rule may have been waiting for the lost worker alone (DGD with on_lost = "drop").
-  if (step_complete()) close_step(cluster);
+  if (step_complete()) close_step(cluster, worker, /*by_message=*/false);
 }
 
 void SyncMaster::on_rejoined(int worker, Cluster& cluster) {
@@ -102,13 +108,20 @@ bool SyncMaster::survivors_can_close() {
   return closable;
 }
 
-void SyncMaster::close_step(Cluster& cluster) {
+void SyncMaster::close_step(Cluster& cluster, int decisive, bool by_message) {
   used_.clear();
   decode(direction_, used_);
 
   UpdateRecord record;
   record.time = cluster.now();
   record.responders = static_cast<int>(used_.size());
+  // The step waited for `decisive` alone since the arrival before its message (by_message: its
+  // message is the last arrival) or since the last arrival (a loss closed the step).
+  const size_t waited_from = arrival_times_.size() - (by_message ? 1 : 0);
+  record.worker = decisive;
+  record.wait = record.time - (waited_from > 0 ? arrival_times_[waited_from - 1] : step_start_);
+  ++decisive_[decisive];
+  wait_caused_[decisive] += record.wait;
   double loss_sum = 0;
   int64_t ages = 0, age_sum = 0;
   std::vector<bool> used_mask(workers_, false);
@@ -133,6 +146,8 @@ void SyncMaster::close_step(Cluster& cluster) {
   ++step_;
   std::fill(arrived_.begin(), arrived_.end(), false);
   arrival_order_.clear();
+  arrival_times_.clear();
+  step_start_ = record.time;
   if (trainer_.finished()) return;
 
   for (int w = 0; w < workers_; ++w) {
@@ -161,10 +176,14 @@ void SyncMaster::checkpoint(StateArchive& a) {
     a.io(versions_[w]);
   }
   a.io(arrival_order_);
+  a.io(arrival_times_);
+  a.io(step_start_);
   a.io(assigned_step_);
   a.io(lost_);
   a.io(straggled_);
   a.io(late_);
+  a.io(decisive_);
+  a.io(wait_caused_);
   a.io(staleness_histogram_);
   a.io(late_replies_);
   a.io(cancelled_jobs_);
@@ -183,6 +202,9 @@ void SyncMaster::summarize(nlohmann::json& out) const {
   // time and not be used (not the first of its FR group, overlapping in IS-GC).
   out["steps_late_per_worker"] = late_;
   out["steps_not_used_per_worker"] = straggled_;
+  // Attribution (sync_master.h): who closed each step, and how long steps waited for them.
+  out["decisive_steps_per_worker"] = decisive_;
+  out["wait_caused_per_worker"] = wait_caused_;
   out["staleness_histogram"] = histogram_json(staleness_histogram_);
   summarize_method(out);
 }

@@ -27,6 +27,7 @@ void UpdateRecord::checkpoint(StateArchive& a) {
   a.io(responders);
   a.io(staleness);
   a.io(worker);
+  a.io(wait);
   a.io(stepsize);
 }
 

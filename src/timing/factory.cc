@@ -97,6 +97,27 @@ timing::StragglerOptions read_straggler_options(const Config& config, int worker
   return options;
 }
 
+// The trace model's replay options: timing.replay, timing.straggler_slowdown, and (bootstrap
+// only) timing.straggler_frequency, with timing.straggler_threshold read only when the frequency
+// is != 1 (the threshold matters nowhere else).
+timing::TraceOptions read_trace_options(const Config& config) {
+  timing::TraceOptions options;
+  options.bootstrap =
+      config.get_choice("timing.replay", "order", {"order", "bootstrap"}) == "bootstrap";
+  options.slowdown = read_positive(config, "timing.straggler_slowdown", options.slowdown);
+  options.frequency = read_positive(config, "timing.straggler_frequency", options.frequency);
+  if (options.frequency == 1) return options;
+  if (!options.bootstrap) {
+    config.fail_key("timing.straggler_frequency",
+                    "1 (the default) unless timing.replay = \"bootstrap\"; order replay keeps "
+                    "each row's frequency");
+  }
+  options.threshold = read_number(
+      config, "timing.straggler_threshold", options.threshold, [](double v) { return v > 1; },
+      "a number > 1 (a multiple of the median duration)");
+  return options;
+}
+
 }  // namespace
 
 std::unique_ptr<TimingModel> make_timing_model(const Config& config, int workers, uint64_t seed) {
@@ -106,7 +127,10 @@ std::unique_ptr<TimingModel> make_timing_model(const Config& config, int workers
                         {"fixed", "exponential", "shifted_exponential", "random_stragglers",
                          "pareto", "noisy_linear", "trace"});
   if (model == "noisy_linear") return timing::make_noisy_linear(workers);
-  if (model == "trace") return timing::make_trace(config.require_string("timing.file"), workers);
+  if (model == "trace") {
+    const std::string file = config.require_string("timing.file");
+    return timing::make_trace(file, workers, read_trace_options(config));
+  }
   std::vector<double> tau = read_tau(config, workers);
   if (model == "fixed") return timing::make_fixed(std::move(tau));
   if (model == "exponential") return timing::make_exponential(std::move(tau));

@@ -30,9 +30,18 @@ struct StragglerOptions {
 std::unique_ptr<TimingModel> make_random_stragglers(std::vector<double> tau,
                                                     const StragglerOptions& options);
 
+// How a trace model replays its rows (timing.replay, timing.straggler_*; see timing_model.h).
+struct TraceOptions {
+  bool bootstrap = false;  // false: each worker's rows in file order, cycling; true: iid draws
+  double slowdown = 1.0;   // > 0: a row d > M (pooled median) becomes M + slowdown·(d − M)
+  double frequency = 1.0;  // > 0; != 1 only with bootstrap: straggler rows drawn this much more
+  double threshold = 1.5;  // > 1: a row is a straggler row when d > threshold·M (before slowdown)
+};
+
 // Reads the CSV trace at `path` (read_trace_rows) for a run of `workers` workers, every one of
 // which needs at least one row; bad files are Errors naming path and line.
-std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers);
+std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers,
+                                        const TraceOptions& options = {});
 
 // The rows of the CSV trace at `path`: the header "worker,duration", then one row per job, a
 // worker index in [0, workers) and the job's duration in seconds per work unit (> 0). Returns each

@@ -30,9 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kLogHeader =
-    "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,"
+    "time,step,work_units,loss,grad_norm,responders,staleness,stepsize,worker,wait,"
     "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy";
-constexpr int kColumns = 14;
+constexpr int kColumns = 15;
 // Updates for a run that lasts until it is signalled (about 10^4 per second here, with the rows
 // of kSlowData).
 constexpr int64_t kEndless = 1000000000;

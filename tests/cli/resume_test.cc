@@ -116,6 +116,7 @@ TEST_P(ResumeEveryMethod, KilledAndResumedRunEqualsUninterruptedRun) {
     r = run_pacer("run --resume " + shell_quoted(out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+    EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
     EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
     for (const auto& entry : std::filesystem::directory_iterator(out)) {
       EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
@@ -205,6 +206,7 @@ TEST_F(ResumeRefusals, ExtendingTheRunIsAllowedAndRecorded) {
                 shell_quoted(whole));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(out_ + "/log.csv"), read_text(whole + "/log.csv"));
+  EXPECT_EQ(read_text(out_ + "/jobs.csv"), read_text(whole + "/jobs.csv"));
   EXPECT_NE(read_text(out_ + "/config.toml").find("max_steps = 300"), std::string::npos);
 }
 
@@ -228,6 +230,7 @@ TEST(Checkpoints, ARunThatEndedIsExtendedOnResume) {
                 " --set checkpoint.every_steps=1 --set max_time=120 --out " + shell_quoted(whole));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+  EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
   // Lowering a limit is no extension.
   r = run_pacer("run --resume " + shell_quoted(out) + " --set max_time=30");
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -277,6 +280,7 @@ TEST(Checkpoints, AnInterruptedRunLosesNothing) {
     r = run_pacer("run --resume " + shell_quoted(out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+    EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
     EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
   }
 }

@@ -57,8 +57,9 @@ TEST_P(DeterminismByMethod, SameConfigAndSeedGiveIdenticalFiles) {
   b.out_dir = dir.file("b");
   run_experiment(Config::parse(text, "det.toml"), a);
   run_experiment(Config::parse(text, "det.toml"), b);
-  for (const char* name : {"log.csv", "summary.json", "config.toml", "evals.csv", "trace.csv",
-                           "loss.gp", "figures/loss-evals.dat", "figures/loss-reported.dat"}) {
+  for (const char* name :
+       {"log.csv", "jobs.csv", "summary.json", "config.toml", "evals.csv", "trace.csv", "loss.gp",
+        "figures/loss-evals.dat", "figures/loss-reported.dat"}) {
     std::string first = testing::read_text(dir.file(std::string("a/") + name));
     std::string second = testing::read_text(dir.file(std::string("b/") + name));
     EXPECT_FALSE(first.empty()) << name;

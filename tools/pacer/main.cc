@@ -33,10 +33,13 @@
 #include "pacer/core/process.h"
 #include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
+#include "pacer/experiment/advise.h"
 #include "pacer/experiment/compare.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/fit_report.h"
+#include "pacer/experiment/job_log.h"
 #include "pacer/experiment/sweep.h"
+#include "pacer/experiment/timeline.h"
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
@@ -193,6 +196,7 @@ int command_run(const ConfigArgs& args) {
   if (!args.resume.empty()) RunFolder::reopen(args.resume);
   Config config = load_config(args);
   RunOptions options;
+  options.timeline_figure = true;
   options.resume = !args.resume.empty();
   options.out_dir = options.resume         ? args.resume
                     : args.out_dir.empty() ? default_out_dir(args.path)
@@ -359,6 +363,68 @@ int command_fit(const std::string& trace, const std::string& out_dir) {
   return 0;
 }
 
+// `pacer profile` (DESIGN.md section 9): `jobs` jobs of the config's model on every worker, as a
+// trace. On the simulator in this process (experiment.h, profile_jobs); on MPI a DGD run of
+// `jobs` steps on the real ranks, whose jobs.csv gives the durations (job_log.h).
+int command_profile(const ConfigArgs& args, int jobs) {
+  Config config = load_config(args);
+  const std::string out = args.out_dir.empty()
+                              ? "runs/profile-" + std::filesystem::path(args.path).stem().string()
+                              : args.out_dir;
+  const std::string engine = config.get_string("engine.name", "sim");
+  std::string trace;
+  if (engine == "sim") {
+    trace = profile_jobs(config, jobs);
+    make_directories(out);
+  } else {
+    if (jobs < 1) fail("--jobs {}: expected at least 1 job per worker", jobs);
+    config.unset("method");
+    config.unset("target");
+    config.set_string("method.name", "dgd");
+    config.set_int("max_steps", jobs);
+    config.set_int("eval_every", 0);
+    config.set("eval_final=false");
+    config.set("record.jobs=true");
+    RunOptions options;
+    options.out_dir = out + "/run";
+    run_experiment(config, options);
+    trace = trace_from_jobs_csv(out + "/run/jobs.csv").csv;
+  }
+  write_file_atomic(out + "/trace.csv", trace);
+  std::printf(
+      "profile: %d jobs on each worker (%s engine%s); trace: %s/trace.csv\n"
+      "fit the timing models: pacer fit %s/trace.csv\n"
+      "replay it: --set timing.model=trace --set timing.file=%s/trace.csv, or pacer advise %s "
+      "--trace %s/trace.csv\n",
+      jobs, engine.c_str(), engine == "sim" ? ", this process, one job at a time" : ", every rank",
+      out.c_str(), out.c_str(), out.c_str(), args.path.c_str(), out.c_str());
+  return 0;
+}
+
+int command_advise(const ConfigArgs& args, AdviseOptions options) {
+  const Config config = load_config(args);
+  if (config.get_string("engine.name", "sim") != "sim") {
+    fail(
+        "pacer advise: engine.name: expected \"sim\" (advise simulates every method on the "
+        "measured trace; measure MPI runs with pacer profile --engine mpi)");
+  }
+  options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) + "-advise" : args.out_dir;
+  std::printf("%s", run_advise(config, options).c_str());
+  return 0;
+}
+
+// `pacer timeline DIR`: the timeline figure of a run folder's jobs.csv (timeline.h).
+int command_timeline(const std::string& dir, double from, double to) {
+  const std::optional<Figure> figure =
+      write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{from, to},
+                            std::filesystem::path(dir).filename().string());
+  if (!figure) fail("{}/jobs.csv: no job in the window [{}, {}] s", dir, from, to);
+  std::printf("%s\n%s/%s%s\n", figure->caption.c_str(), dir.c_str(),
+              figure->rendered ? figure->png.c_str() : figure->script.c_str(),
+              figure->rendered ? "" : " (gnuplot not found: the script only)");
+  return 0;
+}
+
 int command_version() {
   std::printf("pacer %s\n", PACER_VERSION);
   std::printf("eigen %d.%d.%d\n", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
@@ -504,6 +570,39 @@ int main(int argc, char** argv) {
   fit->add_option("trace", fit_path, "CSV worker,duration (seconds per work unit)")->required();
   fit->add_option("--out", fit_out, "output folder (default runs/fit-<trace name>)");
 
+  ConfigArgs profile_args;
+  int profile_jobs_per_worker = 50;
+  CLI::App* profile = app.add_subcommand(
+      "profile", "time jobs of the config's model on every worker; writes a trace for fit/advise");
+  add_config_args(profile, profile_args);
+  profile->add_option("--jobs", profile_jobs_per_worker, "jobs per worker (default 50)");
+
+  ConfigArgs advise_args;
+  AdviseOptions advise_options;
+  std::string advise_s = "1,2,3";
+  CLI::App* advise =
+      app.add_subcommand("advise", "simulate every method on a measured trace and recommend one");
+  add_config_args(advise, advise_args);
+  advise
+      ->add_option("--trace", advise_options.trace,
+                   "measured job times: a worker,duration CSV (pacer profile) or a run's "
+                   "jobs.csv")
+      ->required();
+  advise->add_option("--seeds", advise_options.seeds, "bootstrap seeds per method (default 5)");
+  advise->add_option("--budget", advise_options.budget, "as for compare");
+  advise->add_option("--methods", advise_options.methods,
+                     "method specs to rank (default: every applicable method)");
+  advise->add_option("--s", advise_s, "s (IS-SGD: k) values tried by default (default 1,2,3)");
+
+  std::string timeline_dir;
+  double timeline_from = 0, timeline_to = 0;
+  CLI::App* timeline =
+      app.add_subcommand("timeline", "draw workers x time from a run folder's jobs.csv");
+  timeline->add_option("dir", timeline_dir, "a run folder (with jobs.csv)")->required();
+  timeline->add_option("--from", timeline_from, "window start, seconds (default: the run's start)");
+  timeline->add_option("--to", timeline_to,
+                       "window end, seconds (default: when 20 jobs per worker have ended)");
+
   CLI::App* version = app.add_subcommand("version", "print version and build information");
 
   try {
@@ -522,8 +621,17 @@ int main(int argc, char** argv) {
   const ConfigArgs* config_args = *run       ? &run_args
                                   : *compare ? &compare_args
                                   : *sweep   ? &sweep_args
+                                  : *profile ? &profile_args
+                                  : *advise  ? &advise_args
                                              : nullptr;
   const std::string engine = config_args != nullptr ? chosen_engine(*config_args) : "";
+  if (*advise && engine == "mpi") {  // before MPI starts: advise simulates
+    std::fprintf(stderr,
+                 "pacer: error: pacer advise: engine.name: expected \"sim\" (advise simulates "
+                 "every method on the measured trace; measure MPI runs with pacer profile "
+                 "--engine mpi)\n");
+    return 1;
+  }
   if (*sweep && engine == "mpi") {  // before MPI starts: a sweep never runs on it
     std::fprintf(stderr,
                  "pacer: error: pacer sweep: engine.name: expected \"sim\" (a sweep runs many "
@@ -568,6 +676,18 @@ int main(int argc, char** argv) {
     if (*sweep) status = command_sweep(sweep_args, sweep_methods, sweep_options, sweep_grid);
     if (*info) status = command_data_info(data_path);
     if (*fit) status = command_fit(fit_path, fit_out);
+    if (*timeline) status = command_timeline(timeline_dir, timeline_from, timeline_to);
+    if (*profile) status = command_profile(profile_args, profile_jobs_per_worker);
+    if (*advise) {
+      advise_options.s_values.clear();
+      for (const std::string& s : split_method_list(advise_s)) {
+        char* end = nullptr;
+        const long value = std::strtol(s.c_str(), &end, 10);
+        if (*end != '\0' || value < 1) fail("--s {}: expected positive integers, e.g. 1,2,3", s);
+        advise_options.s_values.push_back(static_cast<int>(value));
+      }
+      status = command_advise(advise_args, advise_options);
+    }
     if (*version) status = command_version();
   } catch (const Interrupted& e) {
     std::fprintf(stderr, "pacer: %s\n", e.what());

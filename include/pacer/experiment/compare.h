@@ -60,6 +60,11 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
 // An Error unless `baseline` is "" or one of `methods` as written (CompareOptions::baseline).
 void check_baseline(const std::vector<std::string>& methods, const std::string& baseline);
 
+// The config of one method spec (see the file comment): `base` with method.name and the spec's
+// keys set. A spec that sets a shared key (workers, seed, data.*, partition.*, model.*,
+// training.*) or a part without '=' is an Error naming it.
+Config config_for(const Config& base, const std::string& spec);
+
 // Splits "a,b:k=1,c" into specs; an empty spec is an Error.
 std::vector<std::string> split_method_list(const std::string& list);
 

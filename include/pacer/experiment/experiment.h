@@ -43,6 +43,10 @@ struct RunOptions {
   bool reject_unknown_keys = true;
   // Progress-line label.
   std::string label;
+  // Draw timeline.{gp,png,svg} from the run's jobs.csv at the end (timeline.h; the window is
+  // record.timeline, default automatic). pacer run does; comparisons' runs do not (pacer timeline
+  // draws one later), so that a comparison does not start a gnuplot per run for it.
+  bool timeline_figure = false;
   // Build and validate everything (reading every key), then return without running. The outcome's
   // summary then holds "synchronous" (the method's family), "gradients_per_second" (Σ 1/τ_i of
   // the timing model's mean unit times, null when it states none), max_steps, max_time, targets,
@@ -96,5 +100,13 @@ int serve_mpi_worker_rank();
 
 // Reads the run seed (key "seed", default 1, >= 0).
 uint64_t read_seed(const Config& config);
+
+// `pacer profile` on this process (DESIGN.md section 9): builds the run `config` describes and
+// times `jobs` jobs of its method's worker half on every worker, in this process and one after
+// the other (job k of worker 0, of worker 1, ..., then job k + 1), each at the initial model, with
+// a steady clock around Worker::units and Worker::compute. Returns the trace as the text of a CSV
+// "worker,duration" (seconds per work unit, one row per job), the format timing.model = "trace"
+// and pacer fit read. The timing model is not used: the durations are this machine's.
+std::string profile_jobs(const Config& config, int jobs);
 
 }  // namespace pacer

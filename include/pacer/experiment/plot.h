@@ -97,4 +97,28 @@ class RunFigureJob {
   std::unique_ptr<State> state_;
 };
 
+// For figure writers outside plot.cc (timeline.h): one figure written the way all of the above
+// are.
+namespace figure {
+
+// A data file of a figure: its path relative to the figure's folder ("figures/<name>-x.dat") and
+// its whole text.
+struct DataText {
+  std::string path, text;
+};
+
+// Writes `data` under `dir` and the script <dir>/<name>.gp: pacer's script head (the PNG `width`
+// × `height` pixels, the SVG at 3/4 of that, `pscale` 1 or 0.75 for the body to scale line widths
+// with), then `body` (gnuplot commands, run once per terminal). Then renders it when gnuplot is
+// on the PATH, waits for it, and warns once when gnuplot is missing or failed. Every file is
+// written atomically. Throws Error naming a file that cannot be written.
+Figure write_single_figure(const std::string& dir, const std::string& name,
+                           const std::string& caption, int width, int height,
+                           const std::string& body, const std::vector<DataText>& data);
+
+// Removes what an earlier call wrote for figure `name` in `dir`: <name>.{gp,png,svg} and
+// figures/<name>.dat, figures/<name>-*.dat. Missing files are no error.
+void remove_figure_files(const std::string& dir, const std::string& name);
+
+}  // namespace figure
 }  // namespace pacer

@@ -124,6 +124,13 @@ class Recorder : public Monitor {
   // The method ended the run (e.g. "too_many_lost"): the status becomes `status`, and summary.json
   // says why under "error".
   void on_stopped(std::string_view status, std::string_view reason) override;
+  // Forwards to the listener (set_unused_reply_listener), if any: the job log's "late".
+  void on_unused_reply(int worker) override {
+    if (unused_reply_listener_) unused_reply_listener_(worker);
+  }
+  void set_unused_reply_listener(std::function<void(int)> listener) {
+    unused_reply_listener_ = std::move(listener);
+  }
 
   // Evaluates the final model (if the last update was not evaluated and eval_final is on), checks
   // the targets on F against it, and closes the log.
@@ -240,6 +247,7 @@ class Recorder : public Monitor {
   std::string evals_;
   LossTrace trace_;
   std::function<void(double)> evaluation_listener_;
+  std::function<void(int)> unused_reply_listener_;
   double evaluation_seconds_ = 0;
   int64_t evaluations_ = 0;
   double next_eval_time_ = 0;

@@ -91,7 +91,10 @@ class AsyncMaster : public TrainingMaster {
                        double loss, int64_t responders, double staleness);
   // Statistics: `count` gradients of `worker` went into updates; one was thrown away.
   void count_used(int worker, int64_t count) { used_[worker] += count; }
-  void count_discarded(int worker) { ++discarded_[worker]; }
+  void count_discarded(int worker) {
+    ++discarded_[worker];
+    trainer_.reply_unused(worker);
+  }
 
   // Mean observed duration of one work unit on worker i over its replies so far
   // (reply.compute_time / reply.units); only meaningful once reported(i).

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,12 @@ struct Reply {
   double units = 0;         // work units the job cost
   double compute_time = 0;  // seconds the job took on the worker (virtual or wall-clock)
   std::span<const int64_t> versions;
+  // When the worker began and ended the job, on the engine's clock (Cluster::now); NaN when the
+  // engine cannot say. The simulator knows them exactly; MPI places a worker's own span on rank
+  // 0's clock (engine/mpi/mpi_cluster.h). For the job log (jobs.csv) and the timeline only.
+  double started = std::numeric_limits<double>::quiet_NaN();
+  double finished = std::numeric_limits<double>::quiet_NaN();
+  int64_t bytes = 0;  // bytes of the reply message as the engine counts them
 };
 
 // The worker half of a method. One object per worker; an engine calls it from one thread.
@@ -115,6 +122,11 @@ class Cluster {
   // treated as now). Replaces the timer set before, if any; the call comes before any reply
   // delivered at a later time. A master uses it for deadlines of its own.
   virtual void set_timer(double time) = 0;
+  // When the busy worker's current job began on the worker (engine clock), for the job log of a
+  // job that is cancelled or lost; NaN when it has not begun or the engine cannot say.
+  virtual double job_started(int /*worker*/) const {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
 };
 
 // The master half of a method.

@@ -12,6 +12,12 @@
 //           starts step t+1 at once.
 // A subclass supplies the close rule and the decoder; everything else lives here.
 //
+// Attribution: the decisive worker of a step is the one whose message closed it (or whose loss
+// did, when the close rule was waiting for it); the step waited for it alone from the arrival of
+// the message before (the step's start when the decisive message came first) to the close. Each
+// step's record carries both (UpdateRecord::worker, ::wait: log.csv's worker and wait columns),
+// and summary.json counts per worker the steps it decided and the seconds of waiting it caused.
+//
 // Lost workers (method/protocol.h): a lost worker is a permanent straggler. Its message for the
 // current step, if it arrived before the loss, is kept; it is sent nothing while lost, and the
 // current step when it comes back. After each loss the master asks whether the close rule can
@@ -77,7 +83,8 @@ class SyncMaster : public TrainingMaster {
   int num_lost() const { return static_cast<int>(std::count(lost_.begin(), lost_.end(), true)); }
 
  private:
-  void close_step(Cluster& cluster);
+  // Closes the step that `decisive`'s message (by_message) or loss completed.
+  void close_step(Cluster& cluster, int decisive, bool by_message);
   void assign_current(int worker, Cluster& cluster);
   // Whether a step can close on the survivors' messages alone.
   bool survivors_can_close();
@@ -90,6 +97,8 @@ class SyncMaster : public TrainingMaster {
   std::vector<std::vector<int64_t>> versions_;
   std::vector<bool> arrived_;
   std::vector<int> arrival_order_;
+  std::vector<double> arrival_times_;   // engine time of each arrival in arrival_order_
+  double step_start_ = 0;               // engine time at which the current step began
   std::vector<int64_t> assigned_step_;  // the step each worker was last given
   std::vector<bool> lost_;
   Vec direction_;
@@ -99,6 +108,8 @@ class SyncMaster : public TrainingMaster {
   std::vector<int64_t> straggled_;  // per worker: steps it was not among the used responders
   std::vector<int64_t> late_;       // per worker: steps that closed before its message arrived
   std::map<int64_t, int64_t> staleness_histogram_;  // age in steps -> gradients used
+  std::vector<int64_t> decisive_;    // per worker: steps it decided (see Attribution)
+  std::vector<double> wait_caused_;  // per worker: Σ seconds steps waited for it alone
   int64_t late_replies_ = 0;
   int64_t cancelled_jobs_ = 0;
 };

@@ -24,8 +24,14 @@ struct UpdateRecord {
   double grad_norm = std::numeric_limits<double>::quiet_NaN();  // ‖ĝ‖ (filled by Trainer)
   int responders = 0;                                           // replies combined into this update
   double staleness = 0;  // mean age, in updates, of the gradients used
-  int worker = -1;       // asynchronous methods: the worker whose arrival caused the update
-  double stepsize = 0;   // η actually used (filled by Trainer)
+  // The worker whose message caused the update: an asynchronous method's arriving worker; a
+  // synchronous step's decisive worker (whose message, or loss, closed the step). -1: none.
+  int worker = -1;
+  // Synchronous steps: seconds the step waited for the decisive worker alone (from the arrival
+  // of the message before its, or the step's start when it was the first, to the close). NaN
+  // otherwise.
+  double wait = std::numeric_limits<double>::quiet_NaN();
+  double stepsize = 0;  // η actually used (filled by Trainer)
 
   void checkpoint(StateArchive& a);
 };
@@ -39,6 +45,9 @@ class Monitor {
   // Called once when the method itself ends the run (Trainer::stop): `status` names why
   // ("too_many_lost"), `reason` says it in a sentence for the user.
   virtual void on_stopped(std::string_view /*status*/, std::string_view /*reason*/) {}
+  // Called from Master::on_reply when the master does not use the reply it is handling (a
+  // synchronous step's late message, a stale gradient discarded): the job log's fate "late".
+  virtual void on_unused_reply(int /*worker*/) {}
 };
 
 class Trainer {
@@ -60,6 +69,9 @@ class Trainer {
   // (step, work_units, grad_norm, stepsize), hands it to the monitor, and finishes the run if the
   // monitor says so.
   void apply(const Vec& direction, UpdateRecord record, double lr_scale = 1.0);
+
+  // The reply being handled (from `worker`) is not used (Monitor::on_unused_reply).
+  void reply_unused(int worker) { monitor_.on_unused_reply(worker); }
 
   bool finished() const { return finished_; }
   void finish() { finished_ = true; }

@@ -37,9 +37,10 @@ class TimingModel {
   // Expected duration of one work unit on `worker`, if the model defines a finite per-worker
   // mean; nullopt otherwise (pareto with alpha <= 1). Per model: fixed and exponential τ_i;
   // shifted_exponential τ_i·(1 + λ); pareto τ_i·α/(α − 1); noisy_linear (i + 1) +
-  // sqrt(2(i + 1)/π); trace the mean of worker i's rows. random_stragglers has no per-unit mean
-  // (its delay is per job, whatever u): it returns the mean of a ONE-unit job, τ_i + p·m with
-  // p = q (or k/n), and a job of u units has mean u·τ_i + p·m.
+  // sqrt(2(i + 1)/π); trace the expectation of a draw (the mean of worker i's rows unless the trace
+  // keys reweight or transform them). random_stragglers has no per-unit mean (its delay is per job,
+  // whatever u): it returns the mean of a ONE-unit job, τ_i + p·m with p = q (or k/n), and a job of
+  // u units has mean u·τ_i + p·m.
   virtual std::optional<double> mean_unit_time(int worker) const = 0;
   // The model's own state, for checkpoints (core/state.h): none for the immutable models, each
   // worker's replay position for trace.
@@ -65,8 +66,31 @@ struct CommModel {
 //             that does NOT scale with u, on each job with probability q, or when k > 0 on the
 //             jobs of exactly k workers per step, the set a pure function of (seed, step))
 //   alpha   > 0, default 2 (pareto: u·τ_i·P, P ~ Pareto(α) with scale 1)
-//   file    (trace, required: CSV "worker,duration" of seconds per work unit; worker i replays
-//             its own rows in order, cycling, one row per job; the path is used as given)
+//   file    (trace, required: CSV "worker,duration" of seconds per work unit, one row per
+//             recorded job; the path is used as given)
+//   The trace model reads four more keys. Let M be the median of all rows of all workers pooled
+//   (for an even count, the mean of the two middle rows), taken on the rows as read.
+//   replay  = "order" (default) | "bootstrap". With "order", worker i replays its own rows in
+//             file order, one row per job, and starts again from its first row when they run
+//             out; it draws nothing from the Rng. With "bootstrap", each job of worker i draws
+//             one of worker i's own rows uniformly at random (with replacement) from the Rng
+//             passed to compute_time, so the same seed gives the same draws.
+//   straggler_slowdown > 0, default 1. Every row d > M becomes M + straggler_slowdown·(d − M)
+//             and rows <= M are unchanged, so 2 doubles every excess over the typical duration
+//             (a persistently slow worker's as well as a transient straggler's). It applies in
+//             both replay modes; at 1 the rows are used exactly as read.
+//   straggler_frequency > 0, default 1; a value != 1 needs replay = "bootstrap". A row is a
+//             straggler row when d > straggler_threshold·M. For a worker whose fraction p_i of
+//             straggler rows is strictly between 0 and 1, a draw picks a straggler row with
+//             probability min(1, straggler_frequency·p_i) and otherwise one of its other rows,
+//             uniformly within each group. A worker with p_i = 0 or p_i = 1 is unchanged: the
+//             frequency changes how often a worker straggles, not which workers are slow.
+//   straggler_threshold > 1, default 1.5. It is read only when straggler_frequency != 1 (and
+//             is reported as an unknown key otherwise).
+//   The rows are classified before the slowdown transforms them: straggler rows are those of the
+//   trace as read, and a draw returns the transformed row. mean_unit_time is the exact
+//   expectation of a draw under these settings. A checkpoint holds each worker's replay
+//   position in both modes; bootstrap has no position (it stays 0), its state being the Rng's.
 // noisy_linear (u·(i + 1 + |N(0, i + 1)|), variance i + 1) and trace read no tau or profile.
 // Only the keys the chosen model uses are read, so Config::reject_unread_keys() reports the
 // others. `seed` is the run seed (for per-step shared choices). Bad values and bad trace files

@@ -246,6 +246,12 @@ void Simulator::drop_job(int worker) {
   --busy_workers_;
 }
 
+double Simulator::job_started(int worker) const {
+  const WorkerState& s = state_[worker];
+  if (!s.busy || s.start > now_) return std::numeric_limits<double>::quiet_NaN();
+  return s.start;
+}
+
 void Simulator::set_timer(double time) {
   ++timer_id_;
   timer_pending_ = true;
@@ -311,7 +317,10 @@ void Simulator::deliver(int worker, Master& master) {
               .loss = s.output.loss,
               .units = s.units,
               .compute_time = s.duration,
-              .versions = s.output.versions};
+              .versions = s.output.versions,
+              .started = s.start,
+              .finished = s.start + s.duration,
+              .bytes = 8 * static_cast<int64_t>(s.output.payload.size())};
   master.on_reply(reply, *this);
 }
 

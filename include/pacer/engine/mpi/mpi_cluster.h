@@ -12,7 +12,12 @@
 //   * a worker's error (a method or data error in its worker half, or a SIGINT/SIGTERM that
 //     reached that rank alone) is delivered as a Reply with status kFailed whose error names the
 //     rank and worker ("rank 3 (worker 2): received SIGTERM: ..."); that worker takes no more jobs
-//     in the run (its rank drops them), so assign() to it is an Error.
+//     in the run (its rank drops them), so assign() to it is an Error;
+//   * a Reply's started and finished (for jobs.csv) are on rank 0's clock although the worker
+//     measured them: the worker reports its span from receiving the job to sending the reply
+//     (job_time), and rank 0 places it in the middle of the round trip, started = assigned +
+//     (round trip − job_time) / 2, i.e. assuming the job and the reply travelled equally long.
+//     No clock is synchronised; on one host the error is the asymmetry of the two transfers.
 //
 // Lost workers (method/protocol.h). Open MPI 4.1 reports no error for a dead peer: under `mpirun
 // --enable-recovery` the job survives, a receive posted for the dead rank simply never completes.

@@ -101,6 +101,7 @@ class Simulator : public Cluster {
   void cancel(int worker) override;
   bool alive(int worker) const override { return state_[worker].alive; }
   void set_timer(double time) override;
+  double job_started(int worker) const override;
 
  private:
   enum EventKind { kJobDone = 0, kReplyArrives = 1, kLost = 2, kRejoins = 3, kTimer = 4 };

@@ -1,0 +1,154 @@
+// The job log of a run: jobs.csv, one row per job (DESIGN.md section 6), on every engine.
+//
+// A JobLog sits between the engine and the master (JobLog::tap): it sees every assignment, every
+// reply delivered, every cancellation and every loss, so it needs nothing of an engine but what
+// the seam carries (method/protocol.h: Reply::started, ::finished, ::bytes and
+// Cluster::job_started). Whether the master used a reply it learns from the master itself
+// (Monitor::on_unused_reply, forwarded by the Recorder to note_unused).
+//
+// jobs.csv has the header
+//   worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate
+// and one row per job in the order the jobs ended. Times are the engine's clock (simulated
+// seconds; on MPI wall seconds on rank 0's clock, the worker's span placed by half the round
+// trip: engine/mpi/mpi_cluster.h). A field the engine cannot tell is empty. fate is one of
+//   used        the reply was delivered and the master used it;
+//   late        delivered but not used (a synchronous step that had closed; a stale gradient
+//               discarded by the method's rule);
+//   cancelled   the master dropped the job (finished is the moment it was dropped);
+//   lost        the engine declared the worker lost while the job was out (finished: then);
+//   failed      the worker half reported an error for it;
+//   unfinished  the job was still out when the run ended (finished: the run's end).
+// units and compute_time are the reply's (empty for jobs never delivered); bytes counts the
+// reply message as the engine counts it.
+//
+// Size: record.jobs = true records every job, false none; by default (the key unset) the first
+// record.jobs_limit jobs (default 20000, about 1.5 MB) are recorded, and a run with more says in
+// summary.json that jobs.csv is incomplete (jobs_csv.complete = false), so a small run always has
+// its log and a long one does not pay for it unasked.
+//
+// Streaming: rows go to the file as jobs end, flushed in whole rows at least every
+// `interval_s` seconds of wall time and at finish(); a checkpoint records the file's length and
+// the jobs out, so a resumed run continues the file exactly where the checkpoint was taken.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pacer/core/config.h"
+#include "pacer/core/files.h"
+#include "pacer/core/state.h"
+#include "pacer/method/protocol.h"
+
+namespace pacer {
+
+enum class JobFate { kUsed, kLate, kCancelled, kLost, kFailed, kUnfinished };
+
+// What record.jobs and record.jobs_limit ask for (see the file comment).
+struct JobLogOptions {
+  bool enabled = true;
+  int64_t limit = 20000;  // rows at most; < 0: no limit
+};
+// Reads record.jobs (a boolean) and record.jobs_limit (an integer >= 0, read only when
+// record.jobs is unset). Errors name the key.
+JobLogOptions read_job_log_options(const Config& config);
+
+class JobLog {
+ public:
+  JobLog(int workers, JobLogOptions options);
+  ~JobLog();
+  JobLog(const JobLog&) = delete;
+  JobLog& operator=(const JobLog&) = delete;
+
+  // jobs.csv's first line (with its newline).
+  static std::string_view header();
+
+  // Sends rows to the file `path`, which already holds header() (or, resuming, the rows before
+  // the checkpoint: continue_log). Throws Error naming the file when it cannot be opened.
+  void stream(const std::string& path, double interval_s);
+  // After checkpoint() loaded a saved state: cuts the file back to the length saved. Throws Error
+  // naming the file when it is shorter.
+  void continue_log();
+
+  // A Master that forwards every call to `inner` and records the jobs on the way (the engine
+  // runs it in place of `inner`). It must not outlive this log or `inner`.
+  std::unique_ptr<Master> tap(Master& inner);
+  // The reply being delivered to the master is not used (Monitor::on_unused_reply).
+  void note_unused(int worker);
+
+  // Records the jobs still out as unfinished at `end_time` and flushes the file. Throws Error
+  // naming the file when a write fails (a full disk); rows are never half-written.
+  void finish(double end_time);
+  // Writes what was collected (whole rows). Throws as finish().
+  void flush();
+
+  // summary.json's jobs_csv: rows written, whether every job is in them, the limit.
+  void summarize(nlohmann::json& out) const;
+  // The jobs out, the counters and the file's length (flushed first).
+  void checkpoint(StateArchive& a);
+
+  // The rows as text, when not streaming (tests); empty once stream() was called.
+  const std::string& csv() const { return text_; }
+
+ private:
+  struct Row {
+    int worker = 0;
+    int64_t tag = 0;
+    double assigned = 0, started = 0, finished = 0, delivered = 0;
+    double units = 0, compute_time = 0;
+    int64_t bytes = 0;
+    bool delivered_known = false;
+    JobFate fate = JobFate::kUnfinished;
+    void checkpoint(StateArchive& a);
+  };
+  class Tap;
+  class TapCluster;
+  friend class Tap;
+  friend class TapCluster;
+
+  void assigned(int worker, int64_t tag, double now);
+  // The worker's job ended without a reply (cancelled, lost): `started` as the engine knows it.
+  void dropped(int worker, JobFate fate, double now, double started);
+  // Takes the worker's open job for the reply being delivered (the master may assign the next
+  // one while it handles the reply); end_delivery() writes it.
+  void begin_delivery(const Reply& reply, double now);
+  void end_delivery();
+  void write(const Row& row);
+
+  int workers_;
+  JobLogOptions options_;
+  std::vector<std::optional<Row>> open_;  // per worker: the job out, if any
+  std::optional<Row> delivering_;
+  int64_t jobs_ = 0;  // jobs ended (written or not)
+  int64_t rows_ = 0;  // rows written
+  std::string text_;  // rows while not streaming
+  AppendFile file_;
+  double interval_s_ = 2;
+  double last_flush_wall_ = 0;
+  uint64_t saved_length_ = 0;  // loaded from a checkpoint
+};
+
+// What a jobs.csv says of the cluster's timings (trace_from_jobs_csv).
+struct JobsTrace {
+  // The delivered jobs (fate used or late) as a timing trace: the text of a CSV "worker,duration"
+  // with compute_time / units per job, in the file's order (what timing.model = "trace", pacer
+  // fit and pacer advise read).
+  std::string csv;
+  // Seconds one message takes: half the median over delivered jobs of the time from assignment
+  // to delivery not spent computing (delivered − assigned − compute_time), the comm model's
+  // timing.latency; 0 when no job says (the simulator's own logs without a comm model).
+  double latency = 0;
+  int64_t jobs = 0;  // rows in csv
+};
+// Reads the jobs.csv at `path`. Throws Error naming the file and line for a file that is not a
+// jobs.csv or a row that does not parse, and when no job was delivered.
+JobsTrace trace_from_jobs_csv(const std::string& path);
+
+// Whether the file at `path` begins with jobs.csv's header (false when it cannot be read).
+bool is_jobs_csv(const std::string& path);
+
+}  // namespace pacer

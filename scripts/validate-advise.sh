@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Checks `pacer advise` against reality: real MPI runs of several methods, their job logs replayed
+# by the simulator, predicted against measured time per step and time to target.
+#
+#   scripts/validate-advise.sh [--out DIR] [--steps S] [--seeds K]
+#
+# For each injection mode (engine.inject = pace: every job padded to a duration drawn from a known
+# model, random_stragglers with τ = 0.03 s, q = 0.2, Exp(mean 0.1 s) delays; and inject = none:
+# the machine's own speed), on 4 workers (mpirun -np 5, least squares, full-batch gradients):
+#   1. every method of METHODS runs for real under mpirun, writing its jobs.csv;
+#   2. pacer advise replays DGD's jobs.csv (the durations of the jobs the workers really ran, and
+#      the message latency they show) for the same methods, K bootstrap seeds each;
+#   3. a table per mode: per method the predicted time per step [95 % interval over seeds] and
+#      time to target, the measured ones, and measured / predicted.
+# Output: OUT/report.md (default runs/validate-advise) and the same tables on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=runs/validate-advise steps=80 seeds=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a folder}; shift ;;
+    --steps) steps=${2:?--steps needs a number}; shift ;;
+    --seeds) seeds=${2:?--seeds needs a number}; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "validate-advise.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+methods=(dgd is-sgd:k=1 pgc-fr:s=1 pgc-cr:s=1 gc-cr:s=1)
+pacer=build/pacer
+scripts/setup.sh build
+mkdir -p "$out"
+start=$SECONDS
+
+cat >"$out/validate.toml" <<EOF
+seed = 1
+workers = 4
+max_steps = $steps
+eval_every = 0
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = 400
+features = 20
+[model]
+name = "least_squares"
+[training]
+batch = 0
+[optimizer]
+lr = 0.05
+[target]
+loss = 0.2
+stop = false
+[timing]
+model = "random_stragglers"
+tau = 0.03
+q = 0.2
+delay_mean = 0.1
+EOF
+
+# The --set arguments of a method spec: "pgc-fr:s=1" -> --set method.name=pgc-fr --set method.s=1.
+spec_sets() {
+  local spec=$1 part
+  echo "--set method.name=${spec%%:*}"
+  [ "$spec" = "${spec%%:*}" ] && return
+  local rest=${spec#*:}
+  for part in ${rest//:/ }; do echo "--set method.$part"; done
+}
+
+# A number of a run's summary.json (jq-free: the key's first value).
+summary_number() {  # $1 = summary.json, $2 = awk code to print it from the parsed json text
+  tr -d ' \n' <"$1" | grep -oE "$2" | head -1 | sed 's/.*://'
+}
+
+# compare.csv's column $3 of method $2 ($1 = compare.csv).
+csv_column() {
+  awk -F, -v m="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $1 == m { print $h[c]; exit }' "$1"
+}
+
+report="$out/report.md"
+{
+  echo "# pacer advise against real MPI runs"
+  echo
+  echo "Command: \`scripts/validate-advise.sh --out $out --steps $steps --seeds $seeds\`"
+  echo "(4 workers, mpirun -np 5 --oversubscribe on $(nproc) cores; $steps steps per run; the"
+  echo "prediction replays DGD's jobs.csv by bootstrap over $seeds seeds)."
+} >"$report.tmp"
+
+for inject in pace none; do
+  dir="$out/$inject"
+  mkdir -p "$dir/mpi"
+  for spec in "${methods[@]}"; do
+    # shellcheck disable=SC2046
+    mpirun --allow-run-as-root --oversubscribe -np 5 "$pacer" -q run "$out/validate.toml" \
+      --engine mpi --set engine.inject=$inject $(spec_sets "$spec") --out "$dir/mpi/$spec" \
+      >"$dir/mpi/$spec.log" 2>&1 || { cat "$dir/mpi/$spec.log" >&2; exit 1; }
+  done
+  list=$(IFS=,; echo "${methods[*]}")
+  "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/dgd/jobs.csv" --methods "$list" \
+    --seeds "$seeds" --budget steps="$steps" --out "$dir/advise" >"$dir/advise.txt" 2>&1 ||
+    { cat "$dir/advise.txt" >&2; exit 1; }
+  predicted="$dir/advise/measured/compare.csv"
+  {
+    echo
+    echo "## engine.inject = $inject"
+    echo
+    grep '^message latency' "$dir/advise.txt" || true
+    echo
+    echo "| method | predicted s/step [95 %] | measured s/step | measured / predicted | predicted time to target (s) | measured (s) |"
+    echo "|---|---|---|---|---|---|"
+    for spec in "${methods[@]}"; do
+      s="$dir/mpi/$spec/summary.json"
+      measured_step=$(summary_number "$s" '"mean_step_time":[0-9.eE+-]+')
+      measured_target=$(tr -d ' \n' <"$s" | grep -oE '"targets":\[\{[^]]*' | grep -oE '"time":[0-9.eE+-]+' | head -1 | sed 's/.*://')
+      p_mean=$(csv_column "$predicted" "$spec" step_time_mean)
+      p_low=$(csv_column "$predicted" "$spec" step_time_low)
+      p_high=$(csv_column "$predicted" "$spec" step_time_high)
+      p_target=$(csv_column "$predicted" "$spec" time_to_target_mean)
+      awk -v m="$spec" -v pm="$p_mean" -v pl="$p_low" -v ph="$p_high" -v ms="$measured_step" \
+        -v pt="$p_target" -v mt="${measured_target:-}" 'BEGIN {
+          printf "| %s | %.4f [%.4f, %.4f] | %.4f | %.3f | %s | %s |\n", m, pm, pl, ph, ms, ms / pm,
+            (pt == "" ? "—" : sprintf("%.2f", pt)), (mt == "" ? "not reached" : sprintf("%.2f", mt)) }'
+    done
+  } >>"$report.tmp"
+done
+echo >>"$report.tmp"
+echo "Wall time: $((SECONDS - start)) s." >>"$report.tmp"
+mv "$report.tmp" "$report"
+cat "$report"

@@ -1,0 +1,134 @@
+// pacer profile and pacer advise as a user meets them: profile writes a trace of K jobs per worker
+// that the trace model accepts; advise on a trace whose slow worker is known recommends a method
+// that does not wait for it, prints the ranking, the "recommended:" line and the what-ifs, and
+// writes report.md with its figures; bad input is one error line naming the file.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "test_util.h"
+
+namespace pacer::testing {
+namespace {
+
+// 4 workers, full-batch least squares, a target on the training loss every method reaches.
+constexpr const char* kConfig = R"(workers = 4
+max_steps = 400
+eval_every = 0
+[data]
+source = "synthetic"
+generator = "least_squares"
+samples = 200
+features = 5
+[model]
+name = "least_squares"
+[training]
+batch = 0
+[optimizer]
+lr = 0.05
+[target]
+loss = 0.3
+[method]
+name = "dgd"
+)";
+
+// Worker 3 takes 10 s per unit, the others 1 s with one job in five at 3 s: persistently slow.
+std::string slow_worker_trace() {
+  std::string text = "worker,duration\n";
+  for (int j = 0; j < 40; ++j) {
+    for (int w = 0; w < 4; ++w) {
+      text += fmt::format("{},{}\n", w, w == 3 ? 10.0 : (j % 5 == 0 ? 3.0 : 1.0));
+    }
+  }
+  return text;
+}
+
+std::string error_line(const CommandResult& r) {
+  const size_t at = r.output.find("pacer: error: ");
+  return at == std::string::npos ? "" : r.output.substr(at, r.output.find('\n', at) - at);
+}
+
+TEST(Profile, WritesKJobsPerWorkerAsATraceTheTraceModelReplays) {
+  TempDir dir;
+  write_text(dir.file("run.toml"), kConfig);
+  const CommandResult r =
+      run_pacer("profile " + dir.file("run.toml") + " --jobs 7 --out " + dir.file("profile"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream trace(read_text(dir.file("profile/trace.csv")));
+  std::string line;
+  std::getline(trace, line);
+  EXPECT_EQ(line, "worker,duration");
+  std::map<int, int> rows;
+  while (std::getline(trace, line)) {
+    const size_t comma = line.find(',');
+    ASSERT_NE(comma, std::string::npos) << line;
+    EXPECT_GT(std::stod(line.substr(comma + 1)), 0.0) << line;
+    ++rows[std::stoi(line.substr(0, comma))];
+  }
+  EXPECT_EQ(rows, (std::map<int, int>{{0, 7}, {1, 7}, {2, 7}, {3, 7}}));
+  // The trace is one a run replays as it is.
+  const CommandResult replay =
+      run_pacer("run " + dir.file("run.toml") + " --set timing.model=trace --set timing.file=" +
+                dir.file("profile/trace.csv") + " --set max_steps=5 --out " + dir.file("replay"));
+  EXPECT_EQ(replay.exit_code, 0) << replay.output;
+}
+
+TEST(Advise, RecommendsAMethodThatDoesNotWaitForTheSlowWorker) {
+  TempDir dir;
+  write_text(dir.file("run.toml"), kConfig);
+  write_text(dir.file("trace.csv"), slow_worker_trace());
+  const CommandResult r = run_pacer(
+      "-q advise " + dir.file("run.toml") + " --trace " + dir.file("trace.csv") +
+      " --methods dgd,is-sgd:k=1,gc-fr:s=2,pgc-fr:s=1 --seeds 3 --out " + dir.file("advice"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // DGD waits 10 s per step for worker 3; IS-SGD (k = 1) and PGC-FR (s = 1) need not: one of
+  // them is recommended, well ahead of DGD (steps of about 1-3 s against 10 s).
+  const size_t rec = r.output.find("\nrecommended: ");
+  ASSERT_NE(rec, std::string::npos) << r.output;
+  const std::string chosen = r.output.substr(rec + 14, r.output.find(": ", rec + 14) - rec - 14);
+  EXPECT_TRUE(chosen == "is-sgd:k=1" || chosen == "pgc-fr:s=1") << r.output;
+
+  // gc-fr with s = 2 needs s + 1 = 3 to divide n = 4: left out, and the report says why.
+  const std::string report = read_text(dir.file("advice/report.md"));
+  EXPECT_NE(report.find("gc-fr:s=2"), std::string::npos);
+  EXPECT_NE(report.find("Not applicable"), std::string::npos);
+  EXPECT_NE(r.output.find("if stragglers twice as slow:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("if stragglers twice as frequent:"), std::string::npos) << r.output;
+  for (const char* scenario : {"measured", "slower", "frequent"}) {
+    EXPECT_NE(report.find(fmt::format("![loss]({}/loss.png)", scenario)), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(dir.file(fmt::format("advice/{}/loss.gp", scenario))));
+    EXPECT_TRUE(std::filesystem::exists(dir.file(fmt::format("advice/{}/compare.csv", scenario))));
+  }
+  // The speedup over DGD is large: 10 s steps against at most 3 s.
+  const std::string speedup = "speedup over DGD ";
+  const size_t at = r.output.find(speedup, rec);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GT(std::stod(r.output.substr(at + speedup.size())), 3.0) << r.output.substr(rec, 200);
+}
+
+TEST(Advise, AJobsCsvIsATraceAndABadTraceIsOneErrorNamingTheFile) {
+  TempDir dir;
+  write_text(dir.file("run.toml"), kConfig);
+  ASSERT_EQ(
+      run_pacer("-q run " + dir.file("run.toml") + " --set max_steps=20 --out " + dir.file("run"))
+          .exit_code,
+      0);
+  const CommandResult ok =
+      run_pacer("-q advise " + dir.file("run.toml") + " --trace " + dir.file("run/jobs.csv") +
+                " --methods dgd,is-sgd:k=1 --seeds 2 --out " + dir.file("advice"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("recommended: "), std::string::npos) << ok.output;
+
+  write_text(dir.file("bad.csv"), "worker,duration\n0,1\n9,1\n");
+  const CommandResult bad = run_pacer("advise " + dir.file("run.toml") + " --trace " +
+                                      dir.file("bad.csv") + " --out " + dir.file("bad"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(error_line(bad).find(dir.file("bad.csv")), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace pacer::testing
