@@ -11,7 +11,9 @@
 #   2. pacer advise replays DGD's jobs.csv (the durations of the jobs the workers really ran, and
 #      the message latency they show) for the same methods, K bootstrap seeds each;
 #   3. a table per mode: per method the predicted time per step [95 % interval over seeds] and
-#      time to target, the measured ones, and measured / predicted.
+#      time to target, the measured ones, and measured / predicted; and, to separate the
+#      simulator's replay from the transfer of one method's timings to another, each method
+#      predicted from its own jobs.csv.
 # Output: OUT/report.md (default runs/validate-advise) and the same tables on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +43,8 @@ eval_every = 0
 [data]
 source = "synthetic"
 generator = "least_squares"
-samples = 400
-features = 20
+samples = 20000
+features = 200
 [model]
 name = "least_squares"
 [training]
@@ -68,8 +70,8 @@ spec_sets() {
   for part in ${rest//:/ }; do echo "--set method.$part"; done
 }
 
-# A number of a run's summary.json (jq-free: the key's first value).
-summary_number() {  # $1 = summary.json, $2 = awk code to print it from the parsed json text
+# A number of a run's summary.json (jq-free: the first match of a pattern, its value).
+summary_number() {  # $1 = summary.json, $2 = grep -E pattern '"key":number'
   tr -d ' \n' <"$1" | grep -oE "$2" | head -1 | sed 's/.*://'
 }
 
@@ -102,14 +104,20 @@ for inject in pace none; do
     --seeds "$seeds" --budget steps="$steps" --out "$dir/advise" >"$dir/advise.txt" 2>&1 ||
     { cat "$dir/advise.txt" >&2; exit 1; }
   predicted="$dir/advise/measured/compare.csv"
+  # The replay's own fidelity: each method predicted from its own jobs.csv.
+  for spec in "${methods[@]}"; do
+    "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/$spec/jobs.csv" --methods "$spec" \
+      --seeds "$seeds" --budget steps="$steps" --out "$dir/own/$spec" >"$dir/own-$spec.txt" 2>&1 ||
+      { cat "$dir/own-$spec.txt" >&2; exit 1; }
+  done
   {
     echo
     echo "## engine.inject = $inject"
     echo
     grep '^message latency' "$dir/advise.txt" || true
     echo
-    echo "| method | predicted s/step [95 %] | measured s/step | measured / predicted | predicted time to target (s) | measured (s) |"
-    echo "|---|---|---|---|---|---|"
+    echo "| method | predicted s/step [95 %] | measured s/step | measured / predicted | predicted time to target (s) [95 %] | measured (s) | own log: predicted s/step | measured / predicted |"
+    echo "|---|---|---|---|---|---|---|---|"
     for spec in "${methods[@]}"; do
       s="$dir/mpi/$spec/summary.json"
       measured_step=$(summary_number "$s" '"mean_step_time":[0-9.eE+-]+')
@@ -117,11 +125,15 @@ for inject in pace none; do
       p_mean=$(csv_column "$predicted" "$spec" step_time_mean)
       p_low=$(csv_column "$predicted" "$spec" step_time_low)
       p_high=$(csv_column "$predicted" "$spec" step_time_high)
+      own=$(csv_column "$dir/own/$spec/measured/compare.csv" "$spec" step_time_mean)
       p_target=$(csv_column "$predicted" "$spec" time_to_target_mean)
+      p_target_low=$(csv_column "$predicted" "$spec" time_to_target_low)
+      p_target_high=$(csv_column "$predicted" "$spec" time_to_target_high)
       awk -v m="$spec" -v pm="$p_mean" -v pl="$p_low" -v ph="$p_high" -v ms="$measured_step" \
-        -v pt="$p_target" -v mt="${measured_target:-}" 'BEGIN {
-          printf "| %s | %.4f [%.4f, %.4f] | %.4f | %.3f | %s | %s |\n", m, pm, pl, ph, ms, ms / pm,
-            (pt == "" ? "—" : sprintf("%.2f", pt)), (mt == "" ? "not reached" : sprintf("%.2f", mt)) }'
+        -v own="$own" -v pt="$p_target" -v tl="$p_target_low" -v th="$p_target_high" -v mt="${measured_target:-}" 'BEGIN {
+          printf "| %s | %.3g [%.3g, %.3g] | %.3g | %.3f | %s | %s | %.3g | %.3f |\n", m, pm, pl, ph,
+            ms, ms / pm, (pt == "" ? "—" : sprintf("%.3g [%.3g, %.3g]", pt, tl, th)),
+            (mt == "" ? "not reached" : sprintf("%.3g", mt)), own, ms / own }'
     done
   } >>"$report.tmp"
 done

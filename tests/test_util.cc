@@ -62,4 +62,14 @@ CommandResult run_pacer(const std::string& args) {
 #endif
 }
 
+bool gnuplot_installed() { return run_command("command -v gnuplot >/dev/null").exit_code == 0; }
+
+NoGnuplot::NoGnuplot() {
+  const char* old = std::getenv("PATH");
+  old_ = old ? old : "";
+  setenv("PATH", empty_.path().c_str(), 1);
+}
+
+NoGnuplot::~NoGnuplot() { setenv("PATH", old_.c_str(), 1); }
+
 }  // namespace pacer::testing

@@ -41,4 +41,18 @@ CommandResult run_command(const std::string& command);
 // Runs the built pacer binary with the given arguments (a shell-quoted string).
 CommandResult run_pacer(const std::string& args);
 
+// Whether a gnuplot program is on the PATH.
+bool gnuplot_installed();
+
+// PATH without gnuplot for the scope's life (figures fall back to their scripts and data).
+class NoGnuplot {
+ public:
+  NoGnuplot();
+  ~NoGnuplot();
+
+ private:
+  TempDir empty_;
+  std::string old_;
+};
+
 }  // namespace pacer::testing

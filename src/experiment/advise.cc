@@ -304,7 +304,11 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
     check.set_string("timing.file", options.trace);
     make_timing_model(check, workers, read_seed(check));
   }
-  make_timing_model(base, workers, read_seed(base));
+  try {
+    make_timing_model(base, workers, read_seed(base));
+  } catch (const Error& e) {
+    fail("{} (the durations of {})", e.what(), options.trace);
+  }
   const std::vector<std::string> specs = options.methods.empty()
                                              ? default_candidates(options.s_values, workers)
                                              : split_method_list(options.methods);

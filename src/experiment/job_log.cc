@@ -72,12 +72,12 @@ class JobLog::TapCluster : public Cluster {
   double now() const override { return inner_.now(); }
   void assign(int worker, const Job& job, const Vec& x) override {
     inner_.assign(worker, job, x);
-    log_.assigned(worker, job.tag, inner_.now());
+    log_.assigned(worker, job.tag, inner_.now(), inner_.job_started(worker));
   }
   bool busy(int worker) const override { return inner_.busy(worker); }
   bool can_cancel() const override { return inner_.can_cancel(); }
   void cancel(int worker) override {
-    log_.dropped(worker, JobFate::kCancelled, inner_.now(), inner_.job_started(worker));
+    log_.dropped(worker, JobFate::kCancelled, inner_.now(), log_.known_start(worker, inner_.now()));
     inner_.cancel(worker);
   }
   bool alive(int worker) const override { return inner_.alive(worker); }
@@ -99,11 +99,16 @@ class JobLog::Tap : public Master {
   void on_reply(const Reply& reply, Cluster& cluster) override {
     log_.begin_delivery(reply, cluster.now());
     TapCluster tap(cluster, log_);
-    inner_.on_reply(reply, tap);
+    try {
+      inner_.on_reply(reply, tap);
+    } catch (...) {
+      log_.end_delivery();  // a failed reply ends the run by throwing: its row is kept
+      throw;
+    }
     log_.end_delivery();
   }
   void on_lost(int worker, Cluster& cluster) override {
-    log_.dropped(worker, JobFate::kLost, cluster.now(), std::nan(""));
+    log_.dropped(worker, JobFate::kLost, cluster.now(), log_.known_start(worker, cluster.now()));
     TapCluster tap(cluster, log_);
     inner_.on_lost(worker, tap);
   }
@@ -151,13 +156,19 @@ void JobLog::continue_log() {
   file_.truncate(saved_length_);
 }
 
-void JobLog::assigned(int worker, int64_t tag, double now) {
+void JobLog::assigned(int worker, int64_t tag, double now, double starts) {
   Row row;
   row.worker = worker;
   row.tag = tag;
   row.assigned = now;
-  row.started = row.finished = row.units = row.compute_time = std::nan("");
+  row.started = starts;
+  row.finished = row.units = row.compute_time = std::nan("");
   open_[worker] = row;
+}
+
+double JobLog::known_start(int worker, double now) const {
+  if (!open_[worker] || !(open_[worker]->started <= now)) return std::nan("");
+  return open_[worker]->started;
 }
 
 void JobLog::dropped(int worker, JobFate fate, double now, double started) {
@@ -172,14 +183,10 @@ void JobLog::dropped(int worker, JobFate fate, double now, double started) {
 
 void JobLog::begin_delivery(const Reply& reply, double now) {
   const int w = reply.worker;
-  Row row;
-  if (open_[w]) {
-    row = *open_[w];
-  } else {  // a job assigned before the log started (cannot happen; keep the reply's facts)
-    row.worker = w;
-    row.tag = reply.tag;
-    row.assigned = std::nan("");
-  }
+  // A reply for no job out: an MPI worker's error report between jobs. It ends the run (the
+  // master fails on it) and is no job: no row.
+  if (!open_[w]) return;
+  Row row = *open_[w];
   open_[w].reset();
   row.started = reply.started;
   row.finished = reply.finished;
@@ -227,11 +234,7 @@ void JobLog::write(const Row& r) {
     return;
   }
   file_.append(line);
-  // The clock is read every 64th row only: the simulator ends millions of jobs per second.
-  if (file_.pending() >= kMaxPending ||
-      (rows_ % 64 == 0 && wall_now() - last_flush_wall_ >= interval_s_)) {
-    flush();
-  }
+  if (file_.pending() >= kMaxPending || wall_now() - last_flush_wall_ >= interval_s_) flush();
 }
 
 void JobLog::flush() {
@@ -241,7 +244,9 @@ void JobLog::flush() {
 }
 
 void JobLog::finish(double end_time) {
-  for (int w = 0; w < workers_; ++w) dropped(w, JobFate::kUnfinished, end_time, std::nan(""));
+  for (int w = 0; w < workers_; ++w) {
+    dropped(w, JobFate::kUnfinished, end_time, known_start(w, end_time));
+  }
   flush();
 }
 
@@ -338,8 +343,15 @@ JobsTrace trace_from_jobs_csv(const std::string& path) {
     }
     fmt::format_to(std::back_inserter(trace.csv), "{},{}\n", w, c / u);
     ++trace.jobs;
-    const double assigned = std::strtod(std::string(f[2]).c_str(), nullptr);
-    const double delivered = std::strtod(std::string(f[5]).c_str(), nullptr);
+    const std::string assigned_text(f[2]), delivered_text(f[5]);
+    const double assigned = std::strtod(assigned_text.c_str(), &end);
+    const bool assigned_ok = !assigned_text.empty() && *end == '\0' && std::isfinite(assigned);
+    const double delivered = std::strtod(delivered_text.c_str(), &end);
+    const bool delivered_ok = !delivered_text.empty() && *end == '\0' && std::isfinite(delivered);
+    if (!assigned_ok || !delivered_ok) {
+      fail("{}:{}: expected the assigned and delivered times of a delivered job, got \"{}\"", path,
+           number, line);
+    }
     overheads.push_back(std::max(0.0, delivered - assigned - c));
   }
   if (trace.jobs == 0) {

@@ -16,17 +16,10 @@ namespace pacer::testing {
 namespace {
 
 // 4 workers, full-batch least squares, a target on the training loss every method reaches.
-constexpr const char* kConfig = R"(workers = 4
+const std::string kConfig = std::string(R"(workers = 4
 max_steps = 400
 eval_every = 0
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 200
-features = 5
-[model]
-name = "least_squares"
-[training]
+)") + kLeastSquaresTables + R"([training]
 batch = 0
 [optimizer]
 lr = 0.05

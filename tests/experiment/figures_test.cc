@@ -21,6 +21,8 @@
 namespace pacer {
 namespace {
 
+using testing::gnuplot_installed;
+using testing::NoGnuplot;
 using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
@@ -106,25 +108,6 @@ Comparison fixture(const std::string& dir) {
   }
   c.methods = {alpha, beta};
   return c;
-}
-
-// PATH without gnuplot for the scope's life (figures fall back to scripts only).
-class NoGnuplot {
- public:
-  NoGnuplot() {
-    const char* old = std::getenv("PATH");
-    old_ = old ? old : "";
-    setenv("PATH", empty_.path().c_str(), 1);
-  }
-  ~NoGnuplot() { setenv("PATH", old_.c_str(), 1); }
-
- private:
-  TempDir empty_;
-  std::string old_;
-};
-
-bool gnuplot_installed() {
-  return testing::run_command("command -v gnuplot >/dev/null").exit_code == 0;
 }
 
 // The blocks of a data file: rows of numbers (comments skipped; blocks split at blank lines).

@@ -158,6 +158,25 @@ TEST(JobLog, ALateReplyIsLateAndACancelledJobIsCancelled) {
   }
 }
 
+TEST(JobLog, AJobOutWhenItsWorkerIsLostIsLostWithItsStart) {
+  TempDir dir;
+  // IS-SGD (k = 1) goes on without worker 2, killed at 4.5 s inside its second 3 s job (begun at
+  // 3 s: it takes the newest model when its first, late reply arrives).
+  const RunOutcome r = run(dir.path(), "name = \"is-sgd\"\nk = 1\n",
+                           {"faults.kill_workers=[2]", "faults.kill_at=[4.5]"});
+  ASSERT_EQ(r.status, "max_steps") << r.summary.dump(2);
+  int lost = 0;
+  for (const auto& job : csv_rows(dir.file("jobs.csv"))) {
+    if (job.at("fate") != "lost") continue;
+    ++lost;
+    EXPECT_EQ(job.at("worker"), "2");
+    EXPECT_DOUBLE_EQ(number(job, "started"), 3.0);
+    EXPECT_DOUBLE_EQ(number(job, "finished"), 4.5);
+    EXPECT_TRUE(job.at("delivered").empty());
+  }
+  EXPECT_EQ(lost, 1);
+}
+
 TEST(JobLog, TheDefaultLimitStopsRowsAndSaysSoAndFalseWritesNone) {
   TempDir dir;
   const RunOutcome limited = run(dir.file("limited"), "name = \"dgd\"\n", {"record.jobs_limit=5"});

@@ -21,6 +21,8 @@
 namespace pacer {
 namespace {
 
+using testing::gnuplot_installed;
+using testing::NoGnuplot;
 using testing::read_text;
 using testing::TempDir;
 using testing::write_text;
@@ -42,25 +44,6 @@ constexpr const char* kJobs =
     "2,3,8.5,,9.5,,,,0,cancelled\n"
     "0,3,5.25,5.5,10,,,,0,unfinished\n"
     "1,3,10,10.5,12,12.5,1,1.5,800,used\n";
-
-// PATH without gnuplot for the scope's life (the figure falls back to script and data).
-class NoGnuplot {
- public:
-  NoGnuplot() {
-    const char* old = std::getenv("PATH");
-    old_ = old ? old : "";
-    setenv("PATH", empty_.path().c_str(), 1);
-  }
-  ~NoGnuplot() { setenv("PATH", old_.c_str(), 1); }
-
- private:
-  TempDir empty_;
-  std::string old_;
-};
-
-bool gnuplot_installed() {
-  return testing::run_command("command -v gnuplot >/dev/null").exit_code == 0;
-}
 
 // One interval of a data file: worker, tag, from, to.
 struct Row {

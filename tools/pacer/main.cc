@@ -378,8 +378,12 @@ int command_profile(const ConfigArgs& args, int jobs) {
     make_directories(out);
   } else {
     if (jobs < 1) fail("--jobs {}: expected at least 1 job per worker", jobs);
-    config.unset("method");
-    config.unset("target");
+    // K steps of DGD and nothing else: no target, limit, evaluation or checkpoint of the
+    // config's own run stops it early or costs time, and every job is recorded.
+    for (const char* key : {"method", "target", "max_time", "max_work", "eval_every_s",
+                            "checkpoint", "record.jobs_limit"}) {
+      if (config.has(key)) config.unset(key);
+    }
     config.set_string("method.name", "dgd");
     config.set_int("max_steps", jobs);
     config.set_int("eval_every", 0);
@@ -415,6 +419,10 @@ int command_advise(const ConfigArgs& args, AdviseOptions options) {
 
 // `pacer timeline DIR`: the timeline figure of a run folder's jobs.csv (timeline.h).
 int command_timeline(const std::string& dir, double from, double to) {
+  if ((from != 0 || to != 0) && !(to > from && from >= 0)) {
+    fail("--from {} --to {}: expected both, with 0 <= from < to (neither: the automatic window)",
+         from, to);
+  }
   const std::optional<Figure> figure =
       write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{from, to},
                             std::filesystem::path(dir).filename().string());
@@ -599,9 +607,11 @@ int main(int argc, char** argv) {
   CLI::App* timeline =
       app.add_subcommand("timeline", "draw workers x time from a run folder's jobs.csv");
   timeline->add_option("dir", timeline_dir, "a run folder (with jobs.csv)")->required();
-  timeline->add_option("--from", timeline_from, "window start, seconds (default: the run's start)");
+  timeline->add_option("--from", timeline_from,
+                       "window start, seconds (with --to; default: the automatic window)");
   timeline->add_option("--to", timeline_to,
-                       "window end, seconds (default: when 20 jobs per worker have ended)");
+                       "window end, seconds (default: from the start until 20 jobs per worker, "
+                       "20 n in all, have ended)");
 
   CLI::App* version = app.add_subcommand("version", "print version and build information");
 

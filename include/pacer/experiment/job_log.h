@@ -8,10 +8,13 @@
 //
 // jobs.csv has the header
 //   worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate
-// and one row per job in the order the jobs ended. Times are the engine's clock (simulated
+// and one row per job in the order the jobs ended (a job dropped while the master handles another
+// worker's reply comes just before that reply's row). Times are the engine's clock (simulated
 // seconds; on MPI wall seconds on rank 0's clock, the worker's span placed by half the round
 // trip: engine/mpi/mpi_cluster.h). A field the engine cannot tell is empty. fate is one of
-//   used        the reply was delivered and the master used it;
+//   used        the reply was delivered in time for its step (synchronous) or taken by the
+//               method's rule (asynchronous); a synchronous close rule may still leave it out of
+//               the decoded gradient (gc-fr's other group members: steps_not_used_per_worker);
 //   late        delivered but not used (a synchronous step that had closed; a stale gradient
 //               discarded by the method's rule);
 //   cancelled   the master dropped the job (finished is the moment it was dropped);
@@ -26,9 +29,10 @@
 // summary.json that jobs.csv is incomplete (jobs_csv.complete = false), so a small run always has
 // its log and a long one does not pay for it unasked.
 //
-// Streaming: rows go to the file as jobs end, flushed in whole rows at least every
-// `interval_s` seconds of wall time and at finish(); a checkpoint records the file's length and
-// the jobs out, so a resumed run continues the file exactly where the checkpoint was taken.
+// Streaming: rows go to the file as jobs end, flushed in whole rows whenever a row ends
+// `interval_s` seconds or more of wall time after the last flush, and at finish(); a checkpoint
+// records the file's length and the jobs out, so a resumed run continues the file exactly where the
+// checkpoint was taken.
 #pragma once
 
 #include <cstdint>
@@ -110,7 +114,10 @@ class JobLog {
   friend class Tap;
   friend class TapCluster;
 
-  void assigned(int worker, int64_t tag, double now);
+  // `starts`: when the job begins on the worker, if the engine says (Cluster::job_started).
+  void assigned(int worker, int64_t tag, double now, double starts);
+  // The worker's open job's start, if the engine gave one and it is not after `now`; else NaN.
+  double known_start(int worker, double now) const;
   // The worker's job ended without a reply (cancelled, lost): `started` as the engine knows it.
   void dropped(int worker, JobFate fate, double now, double started);
   // Takes the worker's open job for the reply being delivered (the master may assign the next

@@ -122,8 +122,8 @@ class Cluster {
   // treated as now). Replaces the timer set before, if any; the call comes before any reply
   // delivered at a later time. A master uses it for deadlines of its own.
   virtual void set_timer(double time) = 0;
-  // When the busy worker's current job began on the worker (engine clock), for the job log of a
-  // job that is cancelled or lost; NaN when it has not begun or the engine cannot say.
+  // When the busy worker's current job begins (or began) on the worker, on the engine's clock,
+  // for the job log; NaN when the engine cannot say (MPI) or the worker is not busy.
   virtual double job_started(int /*worker*/) const {
     return std::numeric_limits<double>::quiet_NaN();
   }

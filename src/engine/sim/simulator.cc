@@ -248,8 +248,7 @@ void Simulator::drop_job(int worker) {
 
 double Simulator::job_started(int worker) const {
   const WorkerState& s = state_[worker];
-  if (!s.busy || s.start > now_) return std::numeric_limits<double>::quiet_NaN();
-  return s.start;
+  return s.busy ? s.start : std::numeric_limits<double>::quiet_NaN();
 }
 
 void Simulator::set_timer(double time) {
