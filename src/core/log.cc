@@ -33,11 +33,11 @@ void log_message(LogLevel level, std::string_view message) {
                message.data());
 }
 
-namespace {
-
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 void write_stderr(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stderr);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -11,19 +13,25 @@
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
+#include "pacer/core/files.h"
+#include "pacer/core/log.h"
 
 namespace pacer {
 namespace {
 
 constexpr std::string_view kHeader =
     "worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate\n";
+constexpr std::string_view kHeaderLine = kHeader.substr(0, kHeader.size() - 1);
+constexpr const char* kColumns[] = {"worker",    "tag",   "assigned",     "started", "finished",
+                                    "delivered", "units", "compute_time", "bytes",   "fate"};
+constexpr size_t kFields = std::size(kColumns);
+constexpr JobFate kFates[] = {JobFate::kUsed, JobFate::kLate,   JobFate::kCancelled,
+                              JobFate::kLost, JobFate::kFailed, JobFate::kUnfinished};
 constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+}  // namespace
 
-const char* fate_name(JobFate fate) {
+const char* job_fate_name(JobFate fate) {
   switch (fate) {
     case JobFate::kUsed:
       return "used";
@@ -41,9 +49,95 @@ const char* fate_name(JobFate fate) {
   return "unfinished";
 }
 
+namespace {
+
 // A time or amount, empty when it is not known (NaN).
 void append_number(std::string& out, double value) {
   if (!std::isnan(value)) fmt::format_to(std::back_inserter(out), "{}", value);
+}
+
+// Where a field is, for errors: "<file>:<line>: column <k> (<name>)".
+struct Place {
+  const std::string& file;
+  size_t line;
+  size_t column;  // 0-based
+  std::string where() const {
+    return fmt::format("{}:{}: column {} ({})", file, line, column + 1, kColumns[column]);
+  }
+};
+
+[[noreturn]] void bad_field(const Place& at, std::string_view field, const char* expected) {
+  fail("{}: '{}' is not {}", at.where(), field, expected);
+}
+
+// A finite number filling the whole field.
+double parse_number(const Place& at, std::string_view field) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || error != std::errc() || end != field.data() + field.size() ||
+      !std::isfinite(value)) {
+    bad_field(at, field, "a number");
+  }
+  return value;
+}
+
+std::optional<double> parse_optional_number(const Place& at, std::string_view field) {
+  if (field.empty()) return std::nullopt;
+  return parse_number(at, field);
+}
+
+// An integer in [low, high] filling the whole field.
+int64_t parse_integer(const Place& at, std::string_view field, int64_t low, int64_t high,
+                      const char* expected) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || error != std::errc() || end != field.data() + field.size() || value < low ||
+      value > high) {
+    bad_field(at, field, expected);
+  }
+  return value;
+}
+
+JobFate parse_fate(const Place& at, std::string_view field) {
+  for (JobFate fate : kFates) {
+    if (field == job_fate_name(fate)) return fate;
+  }
+  bad_field(at, field, "a fate (used, late, cancelled, lost, failed or unfinished)");
+}
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> fields;
+  for (size_t start = 0;;) {
+    const size_t comma = line.find(',', start);
+    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return fields;
+    start = comma + 1;
+  }
+}
+
+// One data row; throws Error naming file, line and column.
+JobRecord parse_job(const std::string& file, size_t line_number, std::string_view line) {
+  const std::vector<std::string_view> f = split(line);
+  if (f.size() != kFields) {
+    fail("{}:{}: {} fields, expected {} ({})", file, line_number, f.size(), kFields, kHeaderLine);
+  }
+  auto at = [&](size_t column) { return Place{file, line_number, column}; };
+  JobRecord job;
+  // Below INT_MAX so that worker + 1 (the row count) is an int too.
+  job.worker = static_cast<int>(
+      parse_integer(at(0), f[0], 0, INT_MAX - 1, "a worker number (an integer >= 0)"));
+  job.tag = parse_integer(at(1), f[1], INT64_MIN, INT64_MAX, "an integer");
+  job.assigned = parse_number(at(2), f[2]);
+  job.started = parse_optional_number(at(3), f[3]);
+  job.finished = parse_optional_number(at(4), f[4]);
+  job.delivered = parse_optional_number(at(5), f[5]);
+  job.units = parse_optional_number(at(6), f[6]);
+  job.compute_time = parse_optional_number(at(7), f[7]);
+  if (!f[8].empty()) {
+    job.bytes = parse_integer(at(8), f[8], 0, INT64_MAX, "a byte count (an integer >= 0)");
+  }
+  job.fate = parse_fate(at(9), f[9]);
+  return job;
 }
 
 }  // namespace
@@ -144,7 +238,7 @@ void JobLog::stream(const std::string& path, double interval_s) {
   text_.clear();
   text_.shrink_to_fit();
   interval_s_ = interval_s;
-  last_flush_wall_ = wall_now();
+  last_flush_wall_ = steady_seconds();
 }
 
 void JobLog::continue_log() {
@@ -228,19 +322,19 @@ void JobLog::write(const Row& r) {
   append_number(line, r.units);
   line += ',';
   append_number(line, r.compute_time);
-  fmt::format_to(std::back_inserter(line), ",{},{}\n", r.bytes, fate_name(r.fate));
+  fmt::format_to(std::back_inserter(line), ",{},{}\n", r.bytes, job_fate_name(r.fate));
   if (!file_.is_open()) {
     text_ += line;
     return;
   }
   file_.append(line);
-  if (file_.pending() >= kMaxPending || wall_now() - last_flush_wall_ >= interval_s_) flush();
+  if (file_.pending() >= kMaxPending || steady_seconds() - last_flush_wall_ >= interval_s_) flush();
 }
 
 void JobLog::flush() {
   if (!file_.is_open()) return;
   file_.flush();
-  last_flush_wall_ = wall_now();
+  last_flush_wall_ = steady_seconds();
 }
 
 void JobLog::finish(double end_time) {
@@ -306,53 +400,48 @@ bool is_jobs_csv(const std::string& path) {
   return line + "\n" == kHeader;
 }
 
-JobsTrace trace_from_jobs_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open the job log", path);
-  if (!is_jobs_csv(path)) {
-    fail("{}:1: expected the jobs.csv header \"{}\"", path, kHeader.substr(0, kHeader.size() - 1));
+double JobRecord::end() const {
+  return delivered.value_or(finished.value_or(started.value_or(assigned)));
+}
+
+std::vector<JobRecord> read_jobs_csv(const std::string& path) {
+  const std::string text = read_file(path);
+  std::vector<JobRecord> jobs;
+  size_t line_number = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    start = end + 1;
+    if (++line_number == 1) {
+      if (line != kHeaderLine) {
+        fail("{}:1: the header is '{}', expected '{}'", path, line, kHeaderLine);
+      }
+      continue;
+    }
+    jobs.push_back(parse_job(path, line_number, line));
   }
-  std::string line;
+  if (line_number == 0) fail("{}:1: the header is missing (expected '{}')", path, kHeaderLine);
+  return jobs;
+}
+
+JobsTrace trace_from_jobs_csv(const std::string& path) {
   JobsTrace trace;
   trace.csv = "worker,duration\n";
   std::vector<double> overheads;  // delivered − assigned − compute_time, per job
-  std::getline(in, line);
-  for (int number = 2; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string_view> f;
-    for (size_t begin = 0;;) {
-      const size_t comma = line.find(',', begin);
-      f.push_back(std::string_view(line).substr(begin, comma - begin));
-      if (comma == std::string::npos) break;
-      begin = comma + 1;
+  size_t row = 1;                 // the header
+  for (const JobRecord& job : read_jobs_csv(path)) {
+    ++row;  // line number: read_jobs_csv refuses blank lines
+    if (job.fate != JobFate::kUsed && job.fate != JobFate::kLate) continue;  // no duration
+    if (!job.delivered || !(job.units.value_or(0) > 0) || !(job.compute_time.value_or(0) > 0)) {
+      fail("{}:{}: a delivered job needs its delivered time, units > 0 and compute_time > 0", path,
+           row);
     }
-    if (f.size() != 10) fail("{}:{}: expected 10 fields, got {}", path, number, f.size());
-    if (f[9] != "used" && f[9] != "late") continue;  // never delivered: no duration
-    char* end = nullptr;
-    const std::string worker(f[0]), units(f[6]), compute(f[7]);
-    const long w = std::strtol(worker.c_str(), &end, 10);
-    const bool worker_ok = !worker.empty() && *end == '\0' && w >= 0;
-    const double u = std::strtod(units.c_str(), &end);
-    const bool units_ok = !units.empty() && *end == '\0' && u > 0 && std::isfinite(u);
-    const double c = std::strtod(compute.c_str(), &end);
-    const bool compute_ok = !compute.empty() && *end == '\0' && c > 0 && std::isfinite(c);
-    if (!worker_ok || !units_ok || !compute_ok) {
-      fail("{}:{}: expected a worker index, units > 0 and compute_time > 0, got \"{}\"", path,
-           number, line);
-    }
-    fmt::format_to(std::back_inserter(trace.csv), "{},{}\n", w, c / u);
+    fmt::format_to(std::back_inserter(trace.csv), "{},{}\n", job.worker,
+                   *job.compute_time / *job.units);
     ++trace.jobs;
-    const std::string assigned_text(f[2]), delivered_text(f[5]);
-    const double assigned = std::strtod(assigned_text.c_str(), &end);
-    const bool assigned_ok = !assigned_text.empty() && *end == '\0' && std::isfinite(assigned);
-    const double delivered = std::strtod(delivered_text.c_str(), &end);
-    const bool delivered_ok = !delivered_text.empty() && *end == '\0' && std::isfinite(delivered);
-    if (!assigned_ok || !delivered_ok) {
-      fail("{}:{}: expected the assigned and delivered times of a delivered job, got \"{}\"", path,
-           number, line);
-    }
-    overheads.push_back(std::max(0.0, delivered - assigned - c));
+    overheads.push_back(std::max(0.0, *job.delivered - job.assigned - *job.compute_time));
   }
   if (trace.jobs == 0) {
     fail("{}: no delivered job (fate used or late) to take durations from", path);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pacer/core/error.h"
+#include "pacer/core/log.h"
 #include "pacer/core/state.h"
 #include "pacer/core/stats.h"
 
@@ -23,10 +24,6 @@ constexpr const char* kEvalsHeader =
 constexpr const char* kTraceHeader = "time,step,work_units,loss\n";
 // The evaluation columns of a log.csv row at which the model was not evaluated.
 constexpr std::string_view kNoEvaluation = ",,,,,\n";
-
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 }  // namespace
 
@@ -188,7 +185,7 @@ void Recorder::Evaluated::append_csv(std::string& out) const {
 }
 
 Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
-  const double begin = wall_now();
+  const double begin = steady_seconds();
   Evaluated e;
   e.full_loss = objective_.full_gradient(x, full_gradient_, *scratch_);
   e.grad_norm_sq = full_gradient_.squaredNorm();
@@ -207,7 +204,7 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
   fmt::format_to(std::back_inserter(evals_), "{},{},{},", at.time, at.step, at.work_units);
   e.append_csv(evals_);
   ++evaluations_;
-  const double seconds = wall_now() - begin;
+  const double seconds = steady_seconds() - begin;
   evaluation_seconds_ += seconds;
   if (evaluation_listener_) evaluation_listener_(seconds);
   return e;
@@ -267,12 +264,12 @@ void Recorder::stream_log(const std::string& path, double interval_s) {
   log_.clear();
   log_.shrink_to_fit();
   stream_interval_s_ = interval_s;
-  last_flush_wall_ = last_snapshot_wall_ = wall_now();
+  last_flush_wall_ = last_snapshot_wall_ = steady_seconds();
 }
 
 uint64_t Recorder::flush_log() {
   if (!log_file_.is_open()) return 0;
-  last_flush_wall_ = wall_now();
+  last_flush_wall_ = steady_seconds();
   return log_file_.flush();
 }
 
@@ -295,7 +292,7 @@ void Recorder::continue_log() {
 void Recorder::stream(bool evaluated) {
   if (!log_file_.is_open()) return;
   constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
-  const double now = wall_now();
+  const double now = steady_seconds();
   if (evaluated || now - last_flush_wall_ >= stream_interval_s_ ||
       log_file_.pending() >= kMaxPending) {
     log_file_.flush();

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -14,25 +12,17 @@
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/experiment/figure_data.h"
+#include "pacer/experiment/job_log.h"
 
 namespace pacer {
 namespace {
 
-constexpr std::string_view kHeader =
-    "worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate";
-constexpr const char* kColumns[] = {"worker",    "tag",   "assigned",     "started", "finished",
-                                    "delivered", "units", "compute_time", "bytes",   "fate"};
-constexpr size_t kFields = std::size(kColumns);
-
-// The fates in drawing and legend order, with their box colours.
-struct FateStyle {
-  const char* name;
-  const char* colour;
-};
-constexpr FateStyle kFates[] = {{"used", "#2CA02C"},      {"late", "#E69F00"},
-                                {"cancelled", "#999999"}, {"lost", "#D62728"},
-                                {"failed", "#7B3294"},    {"unfinished", "#9ECAE1"}};
-constexpr size_t kFateCount = std::size(kFates);
+// The box colour of each fate, in JobFate order (job_log.h), which is also the drawing and legend
+// order.
+constexpr const char* kFateColours[] = {"#2CA02C", "#E69F00", "#999999",
+                                        "#D62728", "#7B3294", "#9ECAE1"};
+constexpr size_t kFateCount = std::size(kFateColours);
+static_assert(kFateCount == static_cast<size_t>(JobFate::kUnfinished) + 1);
 constexpr const char* kTransferColour = "#333333";
 
 // Canvas: fixed width, a fixed part for the title, axis and legend plus a strip per row.
@@ -43,121 +33,7 @@ constexpr int kTitleFont = 17;
 // Half the height of a compute box, in rows.
 constexpr double kBoxHalf = 0.32;
 
-// One row of jobs.csv; an unknown time is nullopt.
-struct Job {
-  int worker = 0;
-  int64_t tag = 0;
-  double assigned = 0;
-  std::optional<double> started, finished, delivered;
-  size_t fate = 0;  // index into kFates
-
-  // When the job ended: delivered, else finished, else started, else assigned.
-  double end() const { return delivered.value_or(finished.value_or(started.value_or(assigned))); }
-};
-
-// Where a field is, for errors: "<file>:<line>: column <k> (<name>)".
-struct Place {
-  const std::string& file;
-  size_t line;
-  size_t column;  // 0-based
-  std::string where() const {
-    return fmt::format("{}:{}: column {} ({})", file, line, column + 1, kColumns[column]);
-  }
-};
-
-[[noreturn]] void bad_field(const Place& at, std::string_view field, const char* expected) {
-  fail("{}: '{}' is not {}", at.where(), field, expected);
-}
-
-// A finite number filling the whole field.
-double parse_number(const Place& at, std::string_view field) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size() ||
-      !std::isfinite(value)) {
-    bad_field(at, field, "a number");
-  }
-  return value;
-}
-
-std::optional<double> parse_optional_number(const Place& at, std::string_view field) {
-  if (field.empty()) return std::nullopt;
-  return parse_number(at, field);
-}
-
-// An integer in [low, high] filling the whole field.
-int64_t parse_integer(const Place& at, std::string_view field, int64_t low, int64_t high,
-                      const char* expected) {
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size() || value < low ||
-      value > high) {
-    bad_field(at, field, expected);
-  }
-  return value;
-}
-
-size_t parse_fate(const Place& at, std::string_view field) {
-  for (size_t f = 0; f < kFateCount; ++f) {
-    if (field == kFates[f].name) return f;
-  }
-  bad_field(at, field, "a fate (used, late, cancelled, lost, failed or unfinished)");
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (size_t start = 0;;) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
-
-// One data row; throws Error naming file, line and column.
-Job parse_job(const std::string& file, size_t line_number, std::string_view line) {
-  const std::vector<std::string_view> f = split(line);
-  if (f.size() != kFields) {
-    fail("{}:{}: {} fields, expected {} ({})", file, line_number, f.size(), kFields, kHeader);
-  }
-  auto at = [&](size_t column) { return Place{file, line_number, column}; };
-  Job job;
-  // Below INT_MAX so that worker + 1 (the row count) is an int too.
-  job.worker = static_cast<int>(
-      parse_integer(at(0), f[0], 0, INT_MAX - 1, "a worker number (an integer >= 0)"));
-  job.tag = parse_integer(at(1), f[1], INT64_MIN, INT64_MAX, "an integer");
-  job.assigned = parse_number(at(2), f[2]);
-  job.started = parse_optional_number(at(3), f[3]);
-  job.finished = parse_optional_number(at(4), f[4]);
-  job.delivered = parse_optional_number(at(5), f[5]);
-  parse_optional_number(at(6), f[6]);  // units and compute_time: checked, not drawn
-  parse_optional_number(at(7), f[7]);
-  if (!f[8].empty()) parse_integer(at(8), f[8], 0, INT64_MAX, "a byte count (an integer >= 0)");
-  job.fate = parse_fate(at(9), f[9]);
-  return job;
-}
-
-// Every job of the jobs.csv at `path`, in file order. Throws Error naming the file (and the line
-// and column of a bad field).
-std::vector<Job> read_jobs(const std::string& path) {
-  const std::string text = read_file(path);
-  std::vector<Job> jobs;
-  size_t line_number = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    start = end + 1;
-    if (++line_number == 1) {
-      if (line != kHeader) fail("{}:1: the header is '{}', expected '{}'", path, line, kHeader);
-      continue;
-    }
-    jobs.push_back(parse_job(path, line_number, line));
-  }
-  if (line_number == 0) fail("{}:1: the header is missing (expected '{}')", path, kHeader);
-  return jobs;
-}
+const char* fate_name(size_t f) { return job_fate_name(static_cast<JobFate>(f)); }
 
 // ---------------------------------------------------------------------------------------------
 // What is drawn.
@@ -168,14 +44,14 @@ struct Span {
 
 // The window asked for, or the automatic one (timeline.h); `automatic_jobs` is set to the number
 // of jobs whose end closes an automatic window (0 for a window asked for).
-Span choose_window(const std::vector<Job>& jobs, int workers, TimelineWindow asked,
+Span choose_window(const std::vector<JobRecord>& jobs, int workers, TimelineWindow asked,
                    size_t& automatic_jobs) {
   automatic_jobs = 0;
   if (asked.to > asked.from) return {asked.from, asked.to};
   if (jobs.empty()) return {};
   std::vector<double> ends;
   double from = jobs[0].assigned;
-  for (const Job& j : jobs) {
+  for (const JobRecord& j : jobs) {
     ends.push_back(j.end());
     from = std::min(from, j.assigned);
   }
@@ -217,18 +93,18 @@ struct Pieces {
   }
 };
 
-void add(std::vector<Piece>& to, const Job& j, std::optional<Span> span) {
+void add(std::vector<Piece>& to, const JobRecord& j, std::optional<Span> span) {
   if (span) to.push_back({j.worker, j.tag, *span});
 }
 
 // The clipped intervals of the jobs of workers below `rows`, each list sorted by worker, then
 // start (stable).
-Pieces cut(const std::vector<Job>& jobs, Span window, int rows) {
+Pieces cut(const std::vector<JobRecord>& jobs, Span window, int rows) {
   Pieces out;
-  for (const Job& j : jobs) {
+  for (const JobRecord& j : jobs) {
     if (j.worker >= rows) continue;
     if (j.started && j.finished) {
-      add(out.compute[j.fate], j, clip(*j.started, *j.finished, window));
+      add(out.compute[static_cast<size_t>(j.fate)], j, clip(*j.started, *j.finished, window));
       add(out.transfer[kToWorker], j, clip(j.assigned, *j.started, window));
       if (j.delivered) add(out.transfer[kToMaster], j, clip(*j.finished, *j.delivered, window));
     } else {
@@ -275,7 +151,7 @@ std::string compute_data(const Pieces& p, Span w) {
   std::vector<const char*> names;
   std::vector<const std::vector<Piece>*> lists;
   for (size_t f = 0; f < kFateCount; ++f) {
-    names.push_back(kFates[f].name);
+    names.push_back(fate_name(f));
     lists.push_back(&p.compute[f]);
   }
   const std::string header =
@@ -321,7 +197,7 @@ bool has_transfers(const Pieces& p) {
 std::string legend(const Pieces& p, double height) {
   std::vector<std::pair<std::string, const char*>> entries;  // name, box colour ("" = line)
   for (size_t f = 0; f < kFateCount; ++f) {
-    if (!p.compute[f].empty()) entries.push_back({kFates[f].name, kFates[f].colour});
+    if (!p.compute[f].empty()) entries.push_back({fate_name(f), kFateColours[f]});
   }
   if (has_transfers(p)) entries.push_back({"transfer", nullptr});
   constexpr double kSlot = 175, kSample = 34, kY = 24, kHalf = 7;
@@ -358,7 +234,7 @@ std::vector<std::string> plot_clauses(const Pieces& p) {
     clauses.push_back(fmt::format(
         "'figures/timeline-compute.dat' index {} using (($3+$4)/2):1:3:4:($1-{}):($1+{}) "
         "with boxxyerror fs solid 1.0 noborder fc rgb '{}' notitle",
-        block++, kBoxHalf, kBoxHalf, kFates[f].colour));
+        block++, kBoxHalf, kBoxHalf, kFateColours[f]));
   }
   if (has_transfers(p)) {
     clauses.push_back(
@@ -393,7 +269,7 @@ std::string script_body(const std::string& title, Span w, int rows, const Pieces
 std::string caption_text(Span w, int workers, int rows, size_t automatic_jobs, const Pieces& p) {
   std::vector<std::string> drawn;
   for (size_t f = 0; f < kFateCount; ++f) {
-    if (!p.compute[f].empty()) drawn.push_back(kFates[f].name);
+    if (!p.compute[f].empty()) drawn.push_back(fate_name(f));
   }
   const std::string fates =
       drawn.empty() ? "none drawn" : fmt::format("{}", fmt::join(drawn, ", "));
@@ -421,9 +297,9 @@ std::string title_text(const std::string& title, Span w, int workers, int rows) 
 
 std::optional<Figure> write_timeline_figure(const std::string& dir, const std::string& jobs_csv,
                                             TimelineWindow window, const std::string& title) {
-  const std::vector<Job> jobs = read_jobs(jobs_csv);
+  const std::vector<JobRecord> jobs = read_jobs_csv(jobs_csv);
   int workers = 0;
-  for (const Job& j : jobs) workers = std::max(workers, j.worker + 1);
+  for (const JobRecord& j : jobs) workers = std::max(workers, j.worker + 1);
   const int rows = std::min(workers, kTimelineMaxWorkers);
   size_t automatic_jobs = 0;
   const Span w = choose_window(jobs, workers, window, automatic_jobs);

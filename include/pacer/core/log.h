@@ -36,6 +36,10 @@ void log_debug(fmt::format_string<Args...> f, Args&&... args) {
     log_message(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 
+// Seconds on the steady clock (since an arbitrary epoch): for wall-time intervals (progress,
+// flushes), never for what a run computes.
+double steady_seconds();
+
 // The progress of a long run on stderr, at log level kInfo or lower (not under --quiet).
 //   * On a terminal: one self-overwriting line, drawn once the run has lasted one second,
 //     redrawn at most five times a second, cleared by clear() and on destruction.

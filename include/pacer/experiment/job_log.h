@@ -139,6 +139,26 @@ class JobLog {
   uint64_t saved_length_ = 0;  // loaded from a checkpoint
 };
 
+// jobs.csv's name of a fate ("used", "late", ...).
+const char* job_fate_name(JobFate fate);
+
+// One row of a jobs.csv as read back; a field left empty is nullopt.
+struct JobRecord {
+  int worker = 0;
+  int64_t tag = 0;
+  double assigned = 0;
+  std::optional<double> started, finished, delivered, units, compute_time;
+  std::optional<int64_t> bytes;
+  JobFate fate = JobFate::kUnfinished;
+  // When the job ended: delivered, else finished, else started, else assigned.
+  double end() const;
+};
+
+// Every job of the jobs.csv at `path`, in file order. Throws Error naming the file (unreadable),
+// the line (a bad header, a wrong number of fields) or the line and column (a field that is not a
+// number of the column's kind, a fate not in the list).
+std::vector<JobRecord> read_jobs_csv(const std::string& path);
+
 // What a jobs.csv says of the cluster's timings (trace_from_jobs_csv).
 struct JobsTrace {
   // The delivered jobs (fate used or late) as a timing trace: the text of a CSV "worker,duration"
@@ -151,8 +171,9 @@ struct JobsTrace {
   double latency = 0;
   int64_t jobs = 0;  // rows in csv
 };
-// Reads the jobs.csv at `path`. Throws Error naming the file and line for a file that is not a
-// jobs.csv or a row that does not parse, and when no job was delivered.
+// Reads the jobs.csv at `path` (read_jobs_csv). Throws Error as read_jobs_csv does, naming the
+// line of a delivered job without its delivered time, units or compute time, and when no job was
+// delivered.
 JobsTrace trace_from_jobs_csv(const std::string& path);
 
 // Whether the file at `path` begins with jobs.csv's header (false when it cannot be read).

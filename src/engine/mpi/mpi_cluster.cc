@@ -344,6 +344,9 @@ struct MpiCluster::Impl {
     s.injected_time += h.injected_time;
     s.round_trip += round_trip;
     s.job_times.push_back(h.job_time);
+    // The worker's span placed on rank 0's clock: the job and the reply are taken to have
+    // travelled equally long (half of the round trip not spent on the worker).
+    const double started = s.assigned_at + std::max(0.0, round_trip - h.job_time) / 2;
     Reply reply{
         .status = ReplyStatus::kOk,
         .error = {},
@@ -354,10 +357,8 @@ struct MpiCluster::Impl {
         .units = h.units,
         .compute_time = h.job_time,
         .versions = s.versions,
-        // The worker's span placed on rank 0's clock: the job and the reply are taken to
-        // have travelled equally long (half of the round trip not spent on the worker).
-        .started = s.assigned_at + std::max(0.0, round_trip - h.job_time) / 2,
-        .finished = s.assigned_at + std::max(0.0, round_trip - h.job_time) / 2 + h.job_time,
+        .started = started,
+        .finished = started + h.job_time,
         .bytes = static_cast<int64_t>(sizeof(ReplyHeader)) + h.trailer_bytes + 8 * h.payload_size};
     // The payload buffer is free again once the master is done with it, even if it throws (the
     // worker's next reply must always find a receive).
