@@ -2,7 +2,9 @@
 // section 7): n messages of d = 10^6 doubles, s = 2.
 //   PlainSum           out = Σ_i m_i over all n (what DGD's master does), the memory-bound floor
 //   ExactCached        a_F looked up in the decoder's cache, then ĝ = Σ_{i∈F} (a_i/n) m_i (GC-CR)
-//   ExactUncached      a_F solved by least squares for the set (a cache miss), then the sum
+//   ExactUncached      a_F solved for the set (a cache miss: least squares up to
+//                      kLeastSquaresMaxWorkers = 64 workers, the null-space solve above), then the
+//                      sum
 //   Relaxed            ĝ = (μ/n) Σ_{i∈F} m_i (PGC-CR)
 // Bytes processed = the messages read, so GB/s compares the combine passes directly.
 #include <benchmark/benchmark.h>

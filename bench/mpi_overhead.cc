@@ -1,7 +1,7 @@
 // The MPI engine's overhead, measured (DESIGN.md sections 5 and 7). Run under mpirun with
 // workers + 1 ranks (scripts/bench-mpi.sh does it):
 //
-//   mpirun -np 5 mpi_overhead [--dim D] [--tau SECONDS] [--steps N] [--reps R]
+//   mpirun -np 5 mpi_overhead [--dim D] [--tau SECONDS] [--steps N] [--reps R] [--rounds K]
 //
 // 1. For every synchronous method: least squares with D parameters (default 10^6), two rows per
 //    partition, fixed timing with the same τ for every worker and engine.inject = pace, so every
@@ -9,18 +9,22 @@
 //    median time per step divided by the decisive job's measured duration (the largest of the
 //    workers' median job times: all jobs of a step take the same modelled time, and the median
 //    skips a pipeline's warm-up job). 1.00 = no overhead. Rank 0's own time per step is split
-//    into MPI polls (MPI_Testsome, which also copies the replies in), assign() (copying x into the
-//    send buffers, starting the sends) and the method's code (decoding, the optimizer step, the
-//    recorder). MPI_Testsome's share includes the empty polls of the idle time between replies
+//    into MPI polls (MPI_Testsome, which also copies the replies in), assign() (one snapshot of x
+//    per model version, starting the sends) and the method's code (decoding, the optimizer step,
+//    the recorder). MPI_Testsome's share includes the empty polls of the idle time between replies
 //    (Open MPI copies a large reply in during the poll that sees it arrive, which may return
 //    empty-handed).
-// 2. Messages of the model's size (8·D bytes), round trips between rank 0 and worker 0 (rank 1):
-//    a plain blocking MPI ping-pong (MPI_Send/MPI_Recv, R round trips); the engine's own ping-pong
-//    (MpiCluster with a master that gives worker 0 its next job as soon as the reply is in, and a
-//    worker half that answers at once: assign's copy of x, the job message, the reply and its
-//    payload, and both sides' polling); and the engine's cost per job inside a DGD run without
-//    injection (4 workers at once, the master also decoding and stepping between replies).
-//    Engine figures are the master's view of a job's round trip minus the worker's time on it.
+// 2. Messages of the model's size, round trips between rank 0 and worker 0 (rank 1), in double
+//    (8·D bytes each way) and in float32 (4·D bytes: a worker half that reads its model in
+//    float32 and answers with a payload of exact floats): a plain blocking MPI ping-pong
+//    (MPI_Send/MPI_Recv of that many bytes, mean of R round trips), then at once the engine's own
+//    ping-pong (MpiCluster with a master that gives worker 0 its next job, of a new model version,
+//    as soon as the reply is in, and a worker half that answers at once: assign's snapshot of x,
+//    the job message, the reply and its payload, the conversions, and both sides' polling, mean of
+//    R jobs); K such pairs in turn, and the medians and their ratio (the range of each over the K
+//    rounds too); and the engine's cost per job inside a DGD run without injection (4 workers at
+//    once, the master also decoding and stepping between replies). Engine figures are the master's
+//    view of a job's round trip minus the worker's time on it.
 // Prints one Markdown table per part. Ranks that take no part in a measurement wait in the
 // engine's poll-sleep loops, so that they do not compete for the cores.
 #include <mpi.h>
@@ -35,6 +39,7 @@
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
 #include "pacer/core/log.h"
+#include "pacer/core/stats.h"
 #include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/runtime.h"
 #include "pacer/experiment/experiment.h"
@@ -49,6 +54,7 @@ struct Options {
   double tau = 0.25;
   int steps = 12;
   int reps = 20;
+  int rounds = 5;
   int poll_sleep_us = 100;
 };
 
@@ -67,11 +73,14 @@ Options parse(int argc, char** argv) {
       o.poll_sleep_us = std::atoi(value);
     } else if (key == "--reps") {
       o.reps = std::atoi(value);
+    } else if (key == "--rounds") {
+      o.rounds = std::atoi(value);
     } else {
-      fail("unknown option {} (expected --dim, --tau, --steps, --reps, --poll-sleep-us)", key);
+      fail("unknown option {} (expected --dim, --tau, --steps, --reps, --rounds, --poll-sleep-us)",
+           key);
     }
   }
-  if (o.dim < 1 || o.tau <= 0 || o.steps < 2 || o.reps < 1 || o.poll_sleep_us < 1) {
+  if (o.dim < 1 || o.tau <= 0 || o.steps < 2 || o.reps < 1 || o.rounds < 1 || o.poll_sleep_us < 1) {
     fail("bad option value");
   }
   return o;
@@ -97,15 +106,21 @@ double ping_pong(int64_t bytes, int reps) {
   return (MPI_Wtime() - start) / reps;
 }
 
-// Answers at once with a payload of the model's size (no copy, no math).
+// Answers at once with a payload of the model's size (no copy, no math), saying that it reads
+// its model in `precision`; its payload (zeros) is exactly float.
 class EchoWorker : public Worker {
  public:
+  explicit EchoWorker(Precision precision) : precision_(precision) {}
+  Precision model_precision() const override { return precision_; }
   double units(const Job&) const override { return 1.0; }
   void compute(const Job& job, const Vec& x, WorkerOutput& out) override {
     if (out.payload.size() != x.size()) out.payload = Vec::Zero(x.size());
     out.loss = 0;
     out.versions.assign(1, job.tag);
   }
+
+ private:
+  Precision precision_;
 };
 
 // Gives worker 0 job after job, `reps` of them (after 3 warm-up jobs).
@@ -131,7 +146,8 @@ class EchoMaster : public Master {
   double timed_start_ = 0, per_job_ = 0;
 };
 
-// Rank 0: the engine ping-pong; returns the mean round trip and the mean worker time per job.
+// Rank 0: the engine ping-pong against worker ranks serving EchoWorkers; returns the mean round
+// trip and the mean worker time per job.
 std::pair<double, double> engine_ping_pong(const Options& o, int workers) {
   mpi::MpiOptions options;
   options.poll_sleep_us = o.poll_sleep_us;
@@ -181,8 +197,50 @@ double mean_of(const nlohmann::json& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-int run_rank0(const Options& o, int workers, double round_trip,
-              std::pair<double, double> engine_round_trip) {
+// Plain ping-pongs and the engine's, side by side, one of each per round (seconds per round trip;
+// the engine's less the worker's time on the job).
+struct PingPong {
+  std::vector<double> plain, engine;
+};
+
+// Ranks 0 and 1: the plain ping-pong of `value_bytes`·D-byte messages; rank 0 then the engine's
+// (every worker rank serves it with an EchoWorker of that precision); o.rounds times.
+PingPong measure_ping_pong(const Options& o, int workers, int value_bytes) {
+  PingPong p;
+  for (int round = 0; round < o.rounds; ++round) {
+    if (mpi::rank() <= 1) p.plain.push_back(ping_pong(value_bytes * o.dim, o.reps));
+    if (mpi::rank() == 0) {
+      const auto [round_trip, worker] = engine_ping_pong(o, workers);
+      p.engine.push_back(round_trip - worker);
+      continue;
+    }
+    EchoWorker echo(value_bytes == 4 ? Precision::kFloat32 : Precision::kFloat64);
+    // Durations are not injected (inject = none); the timing model is only for the signature.
+    Config timing_config = Config::parse("[timing]\nmodel = \"fixed\"\n", "mpi_overhead");
+    auto timing = make_timing_model(timing_config, workers, 1);
+    mpi::MpiOptions echo_options;
+    echo_options.poll_sleep_us = o.poll_sleep_us;
+    mpi::serve_jobs(echo, *timing, mpi::rank() - 1, 1, echo_options, o.dim);
+  }
+  return p;
+}
+
+// "median ms (min–max)" of round-trip seconds.
+std::string describe_ms(const std::vector<double>& seconds) {
+  const auto [low, high] = std::minmax_element(seconds.begin(), seconds.end());
+  return fmt::format("{:.2f} ({:.2f}–{:.2f})", 1e3 * median(seconds), 1e3 * *low, 1e3 * *high);
+}
+
+void print_ping_pong_row(const char* precision, int value_bytes, const Options& o,
+                         const PingPong& p) {
+  const double mb = value_bytes * static_cast<double>(o.dim) / 1e6;
+  const double plain = median(p.plain), engine = median(p.engine);
+  std::printf("| %s (%.1f MB) | %s | %.0f | %s | %.0f | %.2f |\n", precision, mb,
+              describe_ms(p.plain).c_str(), 2 * mb / plain, describe_ms(p.engine).c_str(),
+              2 * mb / engine, engine / plain);
+}
+
+int run_rank0(const Options& o, int workers, const PingPong& p64, const PingPong& p32) {
   // The synchronous methods this build has, with the parameters the table uses.
   const std::vector<std::string> candidates = {"dgd",      "is-sgd",   "gc-fr",  "gc-cr",
                                                "is-gc-fr", "is-gc-cr", "pgc-fr", "pgc-cr"};
@@ -230,23 +288,20 @@ int run_rank0(const Options& o, int workers, double round_trip,
   const double per_job = mean_of(e["mean_message_overhead_per_worker"]);
   const double compute =
       mean_of(e["busy_time_per_worker"]) / std::max(1.0, mean_of(e["jobs_completed_per_worker"]));
+  std::printf(
+      "\nMessages of the model's size (the model and a gradient), rank 0 <-> rank 1, %d rounds "
+      "of %d round trips each way, side by side: median ms per round trip (range over the "
+      "rounds)\n\n",
+      o.rounds, o.reps);
+  std::printf(
+      "| values | plain MPI ping-pong (ms) | MB/s | engine ping-pong, less worker time (ms) | "
+      "MB/s | engine / plain (medians) |\n|---|---|---|---|---|---|\n");
+  print_ping_pong_row("double", 8, o, p64);
+  print_ping_pong_row("float32", 4, o, p32);
   const double mb = 8.0 * static_cast<double>(o.dim) / 1e6;
-  std::printf("\nMessages of %.1f MB (the model and a gradient), same run:\n\n", mb);
   std::printf(
-      "| measurement | round trip (ms) | MB/s (2 messages per round trip) |\n|---|---|---|\n");
-  std::printf(
-      "| plain MPI ping-pong rank 0 <-> rank 1 (blocking Send/Recv, %d reps) | %.2f | "
-      "%.0f |\n",
-      o.reps, 1e3 * round_trip, 2 * mb / round_trip);
-  const double engine = engine_round_trip.first - engine_round_trip.second;
-  std::printf(
-      "| engine ping-pong: assign -> reply with worker 0, %d jobs (round trip %.2f ms "
-      "minus worker time %.3f ms) | %.2f | %.0f |\n",
-      o.reps, 1e3 * engine_round_trip.first, 1e3 * engine_round_trip.second, 1e3 * engine,
-      2 * mb / engine);
-  std::printf(
-      "| engine, DGD without injection: job round trip minus worker time, mean over "
-      "%d workers x %d jobs | %.2f | %.0f |\n",
+      "\nEngine inside DGD without injection (doubles): job round trip minus worker time, mean "
+      "over %d workers x %d jobs: %.2f ms (%.0f MB/s).\n",
       workers, o.steps, 1e3 * per_job, 2 * mb / per_job);
   std::printf("\n(DGD without injection: median step %.4f s, worker time per job %.4f s.)\n",
               s["median_step_time"].get<double>(), compute);
@@ -265,19 +320,11 @@ int main(int argc, char** argv) {
     mpi::init();
     const int workers = mpi::size() - 1;
     if (workers < 1) fail("run under mpirun with workers + 1 >= 2 ranks");
-    double round_trip = 0;
-    if (mpi::rank() <= 1) round_trip = ping_pong(8 * o.dim, o.reps);
+    const PingPong p64 = measure_ping_pong(o, workers, 8);
+    const PingPong p32 = measure_ping_pong(o, workers, 4);
     if (mpi::rank() == 0) {
-      const auto engine_round_trip = engine_ping_pong(o, workers);
-      status = run_rank0(o, workers, round_trip, engine_round_trip);
+      status = run_rank0(o, workers, p64, p32);
     } else {
-      EchoWorker echo;
-      // Durations are not injected (inject = none); the timing model is only for the signature.
-      Config timing_config = Config::parse("[timing]\nmodel = \"fixed\"\n", "mpi_overhead");
-      auto timing = make_timing_model(timing_config, workers, 1);
-      mpi::MpiOptions echo_options;
-      echo_options.poll_sleep_us = o.poll_sleep_us;
-      mpi::serve_jobs(echo, *timing, mpi::rank() - 1, 1, echo_options, o.dim);
       status = serve_mpi_worker_rank();
       mpi::finalize();
       return status;

@@ -36,10 +36,15 @@ size_t ExactDecoder::KeyHash::operator()(const std::vector<uint64_t>& key) const
   return static_cast<size_t>(h);
 }
 
-ExactDecoder::ExactDecoder(RowMatrix encoding, int stragglers, double tolerance)
+ExactDecoder::ExactDecoder(RowMatrix encoding, int stragglers, double tolerance,
+                           std::optional<DecodingSpace> space)
     : encoding_(std::move(encoding)), stragglers_(stragglers), tolerance_(tolerance) {
   PACER_CHECK(encoding_.rows() == encoding_.cols() && stragglers >= 0 &&
               stragglers < encoding_.rows());
+  if (workers() > kLeastSquaresMaxWorkers) {
+    if (!space) space = decoding_space(encoding_, stragglers_);
+    null_space_.emplace(encoding_, *std::move(space), NullSpaceSolver::Rule::kMinimumNorm);
+  }
 }
 
 ExactCoefficients ExactDecoder::solve(const std::vector<bool>& responders) const {
@@ -47,6 +52,7 @@ ExactCoefficients ExactDecoder::solve(const std::vector<bool>& responders) const
   PACER_CHECK(static_cast<int>(responders.size()) == n);
   const std::vector<int> f = members(responders);
   PACER_CHECK(static_cast<int>(f.size()) >= n - stragglers_);
+  if (null_space_) return solve_null_space(responders);
   // a_Fᵀ B_F = 1ᵀ  <=>  B_Fᵀ a_F = 1: n equations in |F| unknowns.
   Eigen::MatrixXd bt(n, f.size());
   for (size_t k = 0; k < f.size(); ++k) bt.col(k) = encoding_.row(f[k]).transpose();
@@ -58,6 +64,16 @@ ExactCoefficients ExactDecoder::solve(const std::vector<bool>& responders) const
   for (size_t k = 0; k < f.size(); ++k) result.a[f[k]] = a[k];
   result.residual = (bt * a - ones).cwiseAbs().maxCoeff();
   result.max_abs = a.cwiseAbs().maxCoeff();
+  return result;
+}
+
+ExactCoefficients ExactDecoder::solve_null_space(const std::vector<bool>& responders) const {
+  Eigen::VectorXd a;
+  const auto [max_abs, residual] = null_space_->solve(responders, a);
+  ExactCoefficients result;
+  result.a.assign(a.data(), a.data() + a.size());
+  result.max_abs = max_abs;
+  result.residual = residual;
   return result;
 }
 

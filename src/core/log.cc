@@ -1,5 +1,6 @@
 #include "pacer/core/log.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +36,16 @@ void log_message(LogLevel level, std::string_view message) {
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double coarse_steady_seconds() {
+#ifdef CLOCK_MONOTONIC_COARSE
+  timespec now{};
+  if (clock_gettime(CLOCK_MONOTONIC_COARSE, &now) == 0) {
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+  }
+#endif
+  return steady_seconds();
 }
 
 namespace {
@@ -73,7 +84,7 @@ ProgressLine::Options ProgressLine::from_environment() {
 
 ProgressLine::ProgressLine(std::string label, Options options)
     : label_(std::move(label)), options_(std::move(options)) {
-  if (!options_.clock) options_.clock = steady_seconds;
+  if (!options_.clock) options_.clock = coarse_steady_seconds;
   if (!options_.write) options_.write = write_stderr;
   start_ = last_ = now();
 }

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 
+#include "pacer/core/compute_pool.h"
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
@@ -237,6 +238,7 @@ struct RunSetup {
   CheckpointPolicy checkpoints;
   JobLogOptions jobs;
   TimelineWindow timeline;
+  int threads = 1;  // engine.threads: the recorder's evaluations (every engine)
 };
 
 // record.timeline = [from, to] (engine seconds, to > from >= 0); absent: the automatic window
@@ -273,6 +275,7 @@ RunSetup build_run(const Config& config, const Problem* shared) {
   s.save_model = config.get_bool("save_model", false);
   s.checkpoints = read_checkpoint_policy(config);
   s.jobs = read_job_log_options(config);
+  s.threads = read_engine_threads(config);
   s.timeline = read_timeline_window(config);
   return s;
 }
@@ -510,6 +513,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
                                   : frequency_weights(*s.timing);
   Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
                     options.label.empty() ? s.method->name() : options.label);
+  recorder.set_threads(s.threads);
   if (engine->wall_clock()) {
     recorder.set_evaluation_listener([&engine](double seconds) { engine->exclude_time(seconds); });
   }

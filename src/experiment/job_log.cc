@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
@@ -50,6 +51,9 @@ const char* job_fate_name(JobFate fate) {
 }
 
 namespace {
+
+// A time or amount not known (std::nan("") parses a string at every call: this is per job).
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // A time or amount, empty when it is not known (NaN).
 void append_number(std::string& out, double value) {
@@ -238,7 +242,7 @@ void JobLog::stream(const std::string& path, double interval_s) {
   text_.clear();
   text_.shrink_to_fit();
   interval_s_ = interval_s;
-  last_flush_wall_ = steady_seconds();
+  last_flush_wall_ = coarse_steady_seconds();
 }
 
 void JobLog::continue_log() {
@@ -256,12 +260,12 @@ void JobLog::assigned(int worker, int64_t tag, double now, double starts) {
   row.tag = tag;
   row.assigned = now;
   row.started = starts;
-  row.finished = row.units = row.compute_time = std::nan("");
+  row.finished = row.units = row.compute_time = kUnknown;
   open_[worker] = row;
 }
 
 double JobLog::known_start(int worker, double now) const {
-  if (!open_[worker] || !(open_[worker]->started <= now)) return std::nan("");
+  if (!open_[worker] || !(open_[worker]->started <= now)) return kUnknown;
   return open_[worker]->started;
 }
 
@@ -328,13 +332,14 @@ void JobLog::write(const Row& r) {
     return;
   }
   file_.append(line);
-  if (file_.pending() >= kMaxPending || steady_seconds() - last_flush_wall_ >= interval_s_) flush();
+  if (file_.pending() >= kMaxPending || coarse_steady_seconds() - last_flush_wall_ >= interval_s_)
+    flush();
 }
 
 void JobLog::flush() {
   if (!file_.is_open()) return;
   file_.flush();
-  last_flush_wall_ = steady_seconds();
+  last_flush_wall_ = coarse_steady_seconds();
 }
 
 void JobLog::finish(double end_time) {

@@ -1,10 +1,13 @@
 #include "pacer/experiment/recorder.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <numeric>
 #include <string_view>
 
@@ -25,7 +28,51 @@ constexpr const char* kTraceHeader = "time,step,work_units,loss\n";
 // The evaluation columns of a log.csv row at which the model was not evaluated.
 constexpr std::string_view kNoEvaluation = ",,,,,\n";
 
+// Writes `v` at `out` exactly as fmt's "{}" does (the shortest text that reads back as `v`) and
+// returns the end. Whole numbers below 10^15 in magnitude take the integer path, whose digits
+// fmt's "{}" writes for them too (it switches to an exponent only from 10^16 on); -0 does not.
+char* write_number(char* out, double v) {
+  if (v >= -1e15 && v <= 1e15) {
+    const int64_t i = static_cast<int64_t>(v);
+    if (static_cast<double>(i) == v && (i != 0 || !std::signbit(v))) {
+      return fmt::format_to(out, FMT_COMPILE("{}"), i);
+    }
+  }
+  return fmt::format_to(out, FMT_COMPILE("{}"), v);
+}
+
+char* write_integer(char* out, int64_t v) { return fmt::format_to(out, FMT_COMPILE("{}"), v); }
+
 }  // namespace
+
+// One log.csv row being written, in a buffer that holds the longest row: 15 fields of at most 24
+// characters ("-2.2250738585072014e-308") and their separators.
+class Recorder::RowText {
+ public:
+  void number(double v) { end_ = write_number(end_, v); }
+  // `v` as number() writes it, from the column's cache when the column's last value was `v`.
+  void number(double v, NumberCache& cache) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if (cache.size == 0 || bits != cache.bits) {
+      cache.bits = bits;
+      cache.size = static_cast<uint8_t>(write_number(cache.text, v) - cache.text);
+    }
+    std::memcpy(end_, cache.text, cache.size);
+    end_ += cache.size;
+  }
+  void integer(int64_t v) { end_ = write_integer(end_, v); }
+  void put(char c) { *end_++ = c; }
+  void put(std::string_view text) {
+    std::memcpy(end_, text.data(), text.size());
+    end_ += text.size();
+  }
+  std::string_view text() const { return {buffer_, static_cast<size_t>(end_ - buffer_)}; }
+
+ private:
+  char buffer_[512];
+  char* end_ = buffer_;
+};
 
 void LossTrace::add(const UpdateRecord& record) {
   open_.time = record.time;
@@ -174,35 +221,75 @@ Recorder::Recorder(StopRules rules, const Objective& objective, const Dataset& t
   next_eval_time_ = rules_.eval_every_s;
 }
 
-void Recorder::Evaluated::append_csv(std::string& out) const {
-  fmt::format_to(std::back_inserter(out), "{},{},", full_loss, grad_norm_sq);
-  if (has_tilde) fmt::format_to(std::back_inserter(out), "{}", tilde_loss);
+void Recorder::Evaluated::write_csv(RowText& row) const {
+  row.number(full_loss);
+  row.put(',');
+  row.number(grad_norm_sq);
+  row.put(',');
+  if (has_tilde) row.number(tilde_loss);
+  row.put(',');
   if (has_test) {
-    fmt::format_to(std::back_inserter(out), ",{},{}\n", test_loss, test_accuracy);
+    row.number(test_loss);
+    row.put(',');
+    row.number(test_accuracy);
   } else {
-    out += ",,\n";
+    row.put(',');
   }
+  row.put('\n');
+}
+
+void Recorder::set_threads(int threads) {
+  PACER_CHECK(threads >= 1);
+  slots_.clear();
+  pool_.reset();
+  if (threads == 1) return;
+  pool_ = std::make_unique<ComputePool>(threads);
+  for (int k = 0; k < threads; ++k) slots_.push_back(objective_.make_scratch());
 }
 
 Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
   const double begin = steady_seconds();
   Evaluated e;
-  e.full_loss = objective_.full_gradient(x, full_gradient_, *scratch_);
+  // The test set goes first, as a task of its own when there is a pool: nothing else reads its
+  // workspace or writes its results.
+  ComputePool::Ticket test_task;
+  std::exception_ptr test_failure;  // a pool task keeps its exception for the waiter
+  auto evaluate_test = [this, &x, &e, &test_failure] {
+    try {
+      const Evaluation t = objective_.model().evaluate(x, test_, *test_workspace_);
+      e.test_loss = t.loss;
+      e.test_accuracy = t.accuracy;
+      e.has_test = true;
+    } catch (...) {
+      test_failure = std::current_exception();
+    }
+  };
+  if (test_workspace_ && pool_) test_task = pool_->submit(-1, evaluate_test);
+  e.full_loss = pool_ ? objective_.full_gradient(x, full_gradient_, *pool_, slots_)
+                      : objective_.full_gradient(x, full_gradient_, *scratch_);
   e.grad_norm_sq = full_gradient_.squaredNorm();
   if (!tilde_weights_.empty()) {
-    std::vector<double> losses = objective_.partition_losses(x, *scratch_);
+    std::vector<double> losses = pool_ ? objective_.partition_losses(x, *pool_, slots_)
+                                       : objective_.partition_losses(x, *scratch_);
     e.tilde_loss = 0;
     for (size_t i = 0; i < losses.size(); ++i) e.tilde_loss += tilde_weights_[i] * losses[i];
     e.has_tilde = true;
   }
-  if (test_workspace_) {
-    Evaluation t = objective_.model().evaluate(x, test_, *test_workspace_);
-    e.test_loss = t.loss;
-    e.test_accuracy = t.accuracy;
-    e.has_test = true;
+  if (test_task) {
+    pool_->wait(test_task);
+  } else if (test_workspace_) {
+    evaluate_test();
   }
-  fmt::format_to(std::back_inserter(evals_), "{},{},{},", at.time, at.step, at.work_units);
-  e.append_csv(evals_);
+  if (test_failure) std::rethrow_exception(test_failure);
+  RowText row;
+  row.number(at.time);
+  row.put(',');
+  row.integer(at.step);
+  row.put(',');
+  row.number(at.work_units);
+  row.put(',');
+  e.write_csv(row);
+  evals_ += row.text();
   ++evaluations_;
   const double seconds = steady_seconds() - begin;
   evaluation_seconds_ += seconds;
@@ -220,21 +307,35 @@ bool Recorder::evaluation_due(const UpdateRecord& record) {
 }
 
 void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
-  std::string& row = last_row_;
-  row.clear();
-  fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{}", r.time, r.step,
-                 r.work_units, r.loss, r.grad_norm, r.responders, r.staleness, r.stepsize,
-                 r.worker >= 0 ? std::to_string(r.worker) : std::string());
-  row += ',';
-  if (!std::isnan(r.wait)) fmt::format_to(std::back_inserter(row), "{}", r.wait);
+  RowText row;
+  row.number(r.time, column_cache_[0]);
+  row.put(',');
+  row.integer(r.step);
+  row.put(',');
+  row.number(r.work_units, column_cache_[1]);
+  row.put(',');
+  row.number(r.loss);
+  row.put(',');
+  row.number(r.grad_norm);
+  row.put(',');
+  row.integer(r.responders);
+  row.put(',');
+  row.number(r.staleness, column_cache_[2]);
+  row.put(',');
+  row.number(r.stepsize, column_cache_[3]);
+  row.put(',');
+  if (r.worker >= 0) row.integer(r.worker);
+  row.put(',');
+  if (!std::isnan(r.wait)) row.number(r.wait, column_cache_[4]);
   if (e) {
-    row += ',';
-    e->append_csv(row);
+    row.put(',');
+    e->write_csv(row);
   } else {
-    row += kNoEvaluation;
+    row.put(kNoEvaluation);
   }
+  last_row_.assign(row.text());
   last_row_start_ = static_cast<int64_t>(log_length());
-  append_log(row);
+  append_log(last_row_);
 }
 
 std::string_view Recorder::log_header() { return kLogHeader; }
@@ -264,12 +365,12 @@ void Recorder::stream_log(const std::string& path, double interval_s) {
   log_.clear();
   log_.shrink_to_fit();
   stream_interval_s_ = interval_s;
-  last_flush_wall_ = last_snapshot_wall_ = steady_seconds();
+  last_flush_wall_ = last_snapshot_wall_ = coarse_steady_seconds();
 }
 
 uint64_t Recorder::flush_log() {
   if (!log_file_.is_open()) return 0;
-  last_flush_wall_ = steady_seconds();
+  last_flush_wall_ = coarse_steady_seconds();
   return log_file_.flush();
 }
 
@@ -289,10 +390,9 @@ void Recorder::continue_log() {
   }
 }
 
-void Recorder::stream(bool evaluated) {
+void Recorder::stream(bool evaluated, double now) {
   if (!log_file_.is_open()) return;
   constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
-  const double now = steady_seconds();
   if (evaluated || now - last_flush_wall_ >= stream_interval_s_ ||
       log_file_.pending() >= kMaxPending) {
     log_file_.flush();
@@ -307,8 +407,10 @@ void Recorder::stream(bool evaluated) {
 void Recorder::fill_last_row(const Evaluated& e) {
   if (last_row_start_ < 0 || !last_row_.ends_with(kNoEvaluation)) return;
   last_row_.resize(last_row_.size() - kNoEvaluation.size());
-  last_row_ += ',';
-  e.append_csv(last_row_);
+  RowText columns;
+  columns.put(',');
+  e.write_csv(columns);
+  last_row_ += columns.text();
   cut_log(static_cast<uint64_t>(last_row_start_));
   append_log(last_row_);
 }
@@ -320,8 +422,13 @@ double Recorder::budget_done(const UpdateRecord& r) const {
   return std::clamp(done, 0.0, 1.0);
 }
 
-void Recorder::show_progress(const UpdateRecord& r) {
-  if (!progress_.due()) return;  // the status is built only when it is shown
+void Recorder::show_progress(const UpdateRecord& r, double now) {
+  // The progress line's own clock is read at most every kProgressCheck seconds, and the status is
+  // built only when it is shown.
+  constexpr double kProgressCheck = 0.05;
+  if (now - last_progress_check_ < kProgressCheck) return;
+  last_progress_check_ = now;
+  if (!progress_.due()) return;
   progress_.update(fmt::format("step {}  t={:.1f}  loss {:.4f}", r.step, r.time, r.loss),
                    budget_done(r));
 }
@@ -360,13 +467,15 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   last_evaluated_ = due;
   if (eval) final_ = eval;
   append_row(record, eval ? &*eval : nullptr);
-  const bool going_on = keep_running(record, eval, x);
-  if (going_on) stream(due);  // a run that ends now is written whole by run_experiment
+  // One cheap clock read per update serves the flush and the progress line.
+  const double now = coarse_steady_seconds();
+  const bool going_on = keep_running(record, eval, x, now);
+  if (going_on) stream(due, now);  // a run that ends now is written whole by run_experiment
   return going_on;
 }
 
 bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval,
-                            const Vec& x) {
+                            const Vec& x, double now) {
   if (!std::isfinite(record.loss) || !x.allFinite()) {
     status_ = "diverged";
     divergence_ = "the loss or the model became non-finite";
@@ -381,7 +490,7 @@ bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Eval
   } else {
     check_target(record.loss, record);
   }
-  show_progress(record);
+  show_progress(record, now);
 
   const bool all_reached =
       !reached_.empty() &&

@@ -37,6 +37,11 @@ std::shared_ptr<const CyclicEncoding> read_cyclic_encoding(const Config& config,
   }
   options.trials = static_cast<int>(trials);
   options.refine_steps = static_cast<int>(refine);
+  const std::string construction =
+      config.get_choice("method.code_construction", "auto", {"auto", "search", "circulant"});
+  options.construction = construction == "search"      ? CyclicConstruction::kSearch
+                         : construction == "circulant" ? CyclicConstruction::kCirculant
+                                                       : CyclicConstruction::kAuto;
   return std::make_shared<const CyclicEncoding>(make_cyclic_encoding(placement, seed, options));
 }
 
@@ -133,7 +138,10 @@ CyclicMaster::CyclicMaster(Trainer& trainer, Placement placement, int64_t dim,
       adaptive_every_(adaptive_every),
       responses_(this->placement().workers(), 0) {
   PACER_CHECK(!(encoding_ && adaptive_every_ > 0) && adaptive_every_ >= 0);
-  if (encoding_) exact_.emplace(encoding_->matrix, this->placement().stragglers());
+  if (encoding_) {
+    exact_.emplace(encoding_->matrix, this->placement().stragglers(), kExactDecodeTolerance,
+                   encoding_->space);
+  }
 }
 
 bool CyclicMaster::step_complete() const {
@@ -251,15 +259,23 @@ void CyclicMaster::summarize_decoder(nlohmann::json& out) const {
   out["decoder"] = "exact";
   const CyclicEncoding& e = *encoding_;
   nlohmann::json code;
-  code["construction"] = "tandon: best of random H', then local search";
-  code["trials"] = e.options.trials;
-  code["refine_steps"] = e.options.refine_steps;
-  code["kept_trial"] = e.trial;
-  code["refine_improvements"] = e.improvements;
+  if (e.construction == CyclicConstruction::kSearch) {
+    code["construction"] = "tandon: best of random H', then local search";
+    code["trials"] = e.options.trials;
+    code["refine_steps"] = e.options.refine_steps;
+    code["kept_trial"] = e.trial;
+    code["refine_improvements"] = e.improvements;
+    code["worst_max_abs_a_single_draw"] = e.first_trial.worst_max_abs;
+    code["worst_max_abs_a_best_of_trials"] = e.best_of_trials_max_abs;
+  } else {
+    code["construction"] = "circulant: roots of unity of order q";
+    code["order"] = e.code->order;
+    code["root_exponents"] = e.code->exponents;
+    code["kept_code"] = e.trial;
+    code["worst_max_abs_a_first_code"] = e.first_trial.worst_max_abs;
+  }
   code["responder_sets_evaluated"] = e.quality.sets;
   code["exhaustive"] = e.quality.exhaustive;
-  code["worst_max_abs_a_single_draw"] = e.first_trial.worst_max_abs;
-  code["worst_max_abs_a_best_of_trials"] = e.best_of_trials_max_abs;
   code["worst_max_abs_a"] = e.quality.worst_max_abs;
   code["worst_residual"] = e.quality.worst_residual;
   out["encoding"] = code;

@@ -24,8 +24,10 @@ namespace pacer {
 // naming method.s and the valid values otherwise (0 <= s < n; for FR, s + 1 dividing n).
 int read_stragglers(const Config& config, PlacementKind kind, int workers);
 
-// Reads method.code_trials (>= 1, default 20) and method.code_refine (>= 0, default 1000) and
-// builds the CR encoding of make_cyclic_encoding from the run seed.
+// Reads method.code_construction ("auto", default: the random search up to kSearchMaxWorkers = 32
+// workers and a circulant above; "search"; "circulant"), method.code_trials (>= 1, default 20)
+// and method.code_refine (>= 0, default 1000; both for the search) and builds the CR encoding of
+// make_cyclic_encoding (coding/encoding.h) from the run seed.
 std::shared_ptr<const CyclicEncoding> read_cyclic_encoding(const Config& config,
                                                            const Placement& placement,
                                                            uint64_t seed);

@@ -13,13 +13,15 @@ CodedWorker::CodedWorker(std::shared_ptr<const Objective> objective, int worker,
 }
 
 void CodedWorker::compute(const Job& job, const Vec& x, WorkerOutput& out) {
+  // One buffer per thread, not per worker: n·d doubles saved at n = 1000 (issue #15).
+  thread_local Vec gradient;
   double loss = 0;
   for (size_t k = 0; k < partitions_.size(); ++k) {
-    loss += evaluate(partitions_[k], x, gradient_);
+    loss += evaluate(partitions_[k], x, gradient);
     if (k == 0) {
-      out.payload = coefficients_[0] * gradient_;
+      out.payload = coefficients_[0] * gradient;
     } else {
-      out.payload.noalias() += coefficients_[k] * gradient_;
+      out.payload.noalias() += coefficients_[k] * gradient;
     }
   }
   out.loss = loss / static_cast<double>(partitions_.size());

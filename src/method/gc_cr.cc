@@ -2,8 +2,9 @@
 // S_i = {i, ..., i+s} mod n and sends m_i = Σ_{p∈S_i} B_ip g_p(x_t) (c work units); the master
 // closes the step with the fastest n − s messages F and steps along the exact gradient
 // ĝ_t = (1/n) Σ_{i∈F} a_i m_i, where a_Fᵀ B_F = 1ᵀ. B is the best-conditioned of several random
-// Tandon encodings (method.code_trials, method.code_refine); summary.json reports its worst
-// max|a| and the largest |a_i| and decode residual met during the run.
+// Tandon encodings (method.code_trials, method.code_refine) up to 32 workers and the best
+// circulant encoding above (method.code_construction; coding/encoding.h); summary.json reports
+// its worst max|a| and the largest |a_i| and decode residual met during the run.
 //
 // Lost workers: permanent stragglers; the run goes on while at most s are lost, the exact decoder
 // solving for the fastest n − s survivors (CyclicMaster, coded.h), else it stops with status

@@ -60,13 +60,22 @@ void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
     if (assigned_step_[w] != step_) assign_current(w, cluster);
     return;
   }
-  messages_[w] = *reply.payload;
+  keep_message(w, reply);
   losses_[w] = reply.loss;
   versions_[w].assign(reply.versions.begin(), reply.versions.end());
   arrived_[w] = true;
   arrival_order_.push_back(w);
   arrival_times_.push_back(cluster.now());
   if (step_complete()) close_step(cluster, w, /*by_message=*/true);
+}
+
+void SyncMaster::keep_message(int w, const Reply& reply) {
+  // The engine's vector, when offered, is taken instead of copied (an MPI reply of 8 MB: ~1 ms).
+  if (reply.owned_payload != nullptr && reply.owned_payload->size() == messages_[w].size()) {
+    messages_[w].swap(*reply.owned_payload);
+  } else {
+    messages_[w] = *reply.payload;
+  }
 }
 
 void SyncMaster::on_lost(int worker, Cluster& cluster) {

@@ -1,6 +1,7 @@
 #include "pacer/model/objective.h"
 
 #include <algorithm>
+#include <exception>
 #include <numeric>
 #include <utility>
 
@@ -85,6 +86,67 @@ double Objective::full_gradient(const Vec& x, Vec& grad, Scratch& scratch) const
   const double inv_parts = 1.0 / num_partitions();
   grad *= inv_parts;
   return loss * inv_parts;
+}
+
+template <typename Compute, typename Combine>
+void Objective::for_each_partition(ComputePool& pool, const Slots& slots, Compute&& compute,
+                                   Combine&& combine) const {
+  PACER_CHECK(!slots.empty());
+  const int parts = num_partitions();
+  const int width = static_cast<int>(slots.size());
+  std::vector<ComputePool::Ticket> tickets(width);
+  std::vector<std::exception_ptr> failures(width);  // a task keeps its exception for the waiter
+  auto submit = [&](int p) {
+    Scratch& slot = *slots[p % width];
+    std::exception_ptr& failure = failures[p % width];
+    tickets[p % width] = pool.submit(p, [&compute, &slot, &failure, p] {
+      try {
+        compute(p, slot);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+  };
+  for (int p = 0; p < std::min(width, parts); ++p) submit(p);
+  for (int p = 0; p < parts; ++p) {
+    pool.wait(tickets[p % width]);
+    if (failures[p % width]) {
+      for (const ComputePool::Ticket& t : tickets) {
+        if (t) pool.wait(t);  // no task may outlive the scratches it writes
+      }
+      std::rethrow_exception(failures[p % width]);
+    }
+    combine(p, *slots[p % width]);
+    if (p + width < parts) submit(p + width);  // the slot is free again
+  }
+}
+
+double Objective::full_gradient(const Vec& x, Vec& grad, ComputePool& pool,
+                                const Slots& slots) const {
+  std::vector<double> losses(slots.size());
+  grad.setZero(dim());
+  double loss = 0;
+  const size_t width = slots.size();
+  for_each_partition(
+      pool, slots,
+      [&](int p, Scratch& s) { losses[p % width] = full_partition_gradient(p, x, s.gradient, s); },
+      [&](int p, Scratch& s) {
+        loss += losses[p % width];
+        grad += s.gradient;
+      });
+  const double inv_parts = 1.0 / num_partitions();
+  grad *= inv_parts;
+  return loss * inv_parts;
+}
+
+std::vector<double> Objective::partition_losses(const Vec& x, ComputePool& pool,
+                                                const Slots& slots) const {
+  std::vector<double> losses(parts_.size());
+  for_each_partition(
+      pool, slots,
+      [&](int p, Scratch& s) { losses[p] = model_->loss(x, Batch::of(parts_[p]), *s.workspace); },
+      [](int, Scratch&) {});
+  return losses;
 }
 
 std::vector<double> Objective::partition_losses(const Vec& x, Scratch& scratch) const {

@@ -254,10 +254,19 @@ TEST(Checkpoints, WritingThemDoesNotChangeTheRun) {
 }
 
 // Ctrl-C (or a time limit's SIGTERM) between two checkpoints: the run stops at once, writes one
-// more checkpoint where it stopped, and the resumed run is the uninterrupted one.
+// more checkpoint where it stopped, and the resumed run is the uninterrupted one. Also with jobs
+// computed ahead on two threads (engine.compute_ahead, engine/sim/simulator.h), whose checkpoints
+// undo the computations ahead and whose resume starts them again.
 TEST(Checkpoints, AnInterruptedRunLosesNothing) {
-  for (const char* signal : {"INT", "TERM"}) {
-    SCOPED_TRACE(signal);
+  struct Interrupt {
+    const char* signal;
+    const char* environment;
+  };
+  for (const Interrupt& c :
+       {Interrupt{"INT", ""}, Interrupt{"TERM", ""},
+        Interrupt{"INT", "PACER_ENGINE_THREADS=2 PACER_COMPUTE_AHEAD=always "}}) {
+    const char* signal = c.signal;
+    SCOPED_TRACE(std::string(signal) + " " + c.environment);
     TempDir dir;
     const std::string config = dir.file("run.toml");
     write_text(config, config_text(kCases[9]));  // asgd with momentum
@@ -269,15 +278,16 @@ TEST(Checkpoints, AnInterruptedRunLosesNothing) {
     // rewrites three: evals.csv, trace.csv, summary.json), at update 90: between the checkpoints
     // of updates 80 and 100.
     const std::string out = dir.file("out");
-    r = run_command(
-        std::string("PACER_STREAM_INTERVAL_S=0 PACER_TEST_CRASH_AT=outputs.replaced:9 ") +
-        "PACER_TEST_CRASH_SIGNAL=" + signal + " " + PACER_BINARY + " run " + shell_quoted(config) +
-        " --out " + shell_quoted(out));
+    r = run_command(std::string(c.environment) +
+                    "PACER_STREAM_INTERVAL_S=0 PACER_TEST_CRASH_AT=outputs.replaced:9 " +
+                    "PACER_TEST_CRASH_SIGNAL=" + signal + " " + PACER_BINARY + " run " +
+                    shell_quoted(config) + " --out " + shell_quoted(out));
     ASSERT_EQ(r.exit_code, std::string(signal) == "INT" ? 130 : 143) << r.output;
     const std::string summary = read_text(out + "/summary.json");
     ASSERT_NE(summary.find("\"status\": \"interrupted\""), std::string::npos) << summary;
     ASSERT_NE(summary.find("\"steps\": 90"), std::string::npos) << summary;
-    r = run_pacer("run --resume " + shell_quoted(out));
+    r = run_command(std::string(c.environment) + PACER_BINARY + " run --resume " +
+                    shell_quoted(out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
     EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));

@@ -55,6 +55,30 @@ TEST(Objective, CopiesEachPartitionContiguously) {
   EXPECT_EQ(objective.dim(), f.model->num_params());
 }
 
+// The pool overloads (one partition per task, results combined in partition order) return
+// exactly what the one-thread functions return, for any number of threads and slots.
+TEST(Objective, ThreadedEvaluationIsBitIdenticalToTheSerialOne) {
+  Fixture f;
+  Objective objective(f.model, f.train, unequal_partition(), 0);
+  auto scratch = objective.make_scratch();
+  Vec serial_grad;
+  const double serial_loss = objective.full_gradient(f.x, serial_grad, *scratch);
+  const std::vector<double> serial_losses = objective.partition_losses(f.x, *scratch);
+  for (int threads : {1, 2, 7}) {
+    for (int width : {1, 2, 5}) {
+      ComputePool pool(threads);
+      Objective::Slots slots;
+      for (int k = 0; k < width; ++k) slots.push_back(objective.make_scratch());
+      Vec grad;
+      EXPECT_EQ(objective.full_gradient(f.x, grad, pool, slots), serial_loss)
+          << threads << " threads, " << width << " slots";
+      EXPECT_EQ(grad, serial_grad) << threads << " threads, " << width << " slots";
+      EXPECT_EQ(objective.partition_losses(f.x, pool, slots), serial_losses)
+          << threads << " threads, " << width << " slots";
+    }
+  }
+}
+
 TEST(Objective, WholePartitionGradientEqualsTheModelGradient) {
   Fixture f;
   const Partition partition = unequal_partition();

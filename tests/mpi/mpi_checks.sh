@@ -404,8 +404,10 @@ EOF
   eval_excluded)
     # The master's evaluations do not advance the run's clock (time to target means the same on
     # both engines). DGD with paced 0.1 s jobs for 15 steps, once without evaluation and once
-    # evaluating F on 100 000 rows after every step: the clocks after the last step must agree
-    # within a small part of the time spent evaluating (which must be large enough to matter).
+    # evaluating F on 100 000 rows of 300 features after every step: the clocks after the last
+    # step must agree within a small part of the time spent evaluating, which must be large enough
+    # to matter (0.68 s in all on the 2-core development machine, with one thread evaluating,
+    # engine.threads = 1: twice the 0.3 s required).
     cat >run.toml <<EOF
 seed = 2
 workers = 4
@@ -415,7 +417,7 @@ eval_every = 0
 source = "synthetic"
 generator = "least_squares"
 samples = 100000
-features = 100
+features = 300
 [model]
 name = "least_squares"
 [training]
@@ -430,7 +432,7 @@ tau = 0.1
 EOF
     for every in 0 1; do
       mpirun -np 5 "$pacer" run run.toml --engine mpi --set engine.inject=pace \
-        --set eval_every=$every --out "every$every" >"every$every.txt" 2>&1 ||
+        --set engine.threads=1 --set eval_every=$every --out "every$every" >"every$every.txt" 2>&1 ||
         { cat "every$every.txt"; die "MPI run (eval_every = $every) failed"; }
     done
     eval_time=$(sed -n 's/.*"evaluation_time": \([0-9.e+-]*\).*/\1/p' every1/summary.json)
@@ -619,6 +621,49 @@ TOML
     # Back, worker 2 took jobs again: more arrivals than the ones before SIGSTOP and the late one.
     arrivals=$(cut -d, -f9 mpi/log.csv | grep -cx 2)
     [ "$arrivals" -ge 8 ] || die "worker 2 delivered $arrivals gradients, expected at least 8"
+    ;;
+
+  float32_matches_sim)
+    # A float32 torch model (no L2 term) reads x only rounded to float, and DGD's full-batch
+    # gradients are floats: the model goes to the workers and the gradients come back in float32
+    # (half the bytes), and the MPI run must still equal the simulated one bit for bit.
+    "$pacer" version | grep -q '^libtorch' || { echo "SKIP ($check): no libtorch"; exit 0; }
+    cat >run.toml <<EOF
+seed = 5
+workers = 4
+max_steps = 20
+eval_every = 10
+save_model = true
+[data]
+source = "synthetic"
+generator = "blobs"
+samples = 400
+features = 20
+classes = 3
+[model]
+name = "torch_mlp"
+hidden = 16
+dtype = "float32"
+[training]
+batch = 0
+[optimizer]
+lr = 0.1
+[method]
+name = "dgd"
+[timing]
+model = "exponential"
+tau = 0.01
+EOF
+    "$pacer" run run.toml --out sim >sim.txt 2>&1 || { cat sim.txt; die "simulator run failed"; }
+    mpirun -np 5 -x OMP_NUM_THREADS=1 "$pacer" run run.toml --engine mpi --out mpi >mpi.txt 2>&1 ||
+      { cat mpi.txt; die "MPI run failed"; }
+    cmp -s sim/model.bin mpi/model.bin || die "final models differ"
+    [ "$(columns sim/log.csv 2-8,11-)" = "$(columns mpi/log.csv 2-8,11-)" ] ||
+      die "log.csv columns differ"
+    # Every job but each worker's first (sent before it said that it reads float32), every reply.
+    counts=$(grep -o '"float32_[a-z]*": *[0-9]*' mpi/summary.json | tr -d ' ' | tr '\n' ' ')
+    [ "$counts" = '"float32_jobs":76 "float32_replies":80 ' ] ||
+      die "expected 76 jobs and 80 replies in float32, summary.json says: $counts"
     ;;
 
   jobs_and_attribution)

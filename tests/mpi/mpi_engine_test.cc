@@ -19,6 +19,13 @@
 //                 worker halves, loads that checkpoint and continues it: every worker's sequence
 //                 of (tag, payload) equals the first run's, so the held jobs were sent and the
 //                 workers' state restored. Saving outside the hook's write() is refused.
+//   float32       worker halves that read their model in float32 (Worker::model_precision): each
+//                 worker's first job carries x in double, every later one x rounded to float (the
+//                 value the worker sees, echoed in its loss); payloads that are exact floats
+//                 (even tags) travel in float32 and others (odd tags) in double, and arrive
+//                 unchanged; the master swaps every payload out (Reply::owned_payload) and the
+//                 next replies still arrive whole; engine_stats counts the float32 jobs and
+//                 replies.
 // Exits 0 when every rank saw what it expected; prints what differed otherwise.
 #include <chrono>
 #include <cstdio>
@@ -59,6 +66,68 @@ class ToyWorker : public Worker {
   int index_;
   int64_t fail_tag_;
   int64_t slow_tag_;
+};
+
+// Reads its model in float32; loss = x[0] as received, payload = index + tag + 0.5 (an exact
+// float) for even tags and index + tag + 0.1 (not one) for odd tags, versions = {tag}.
+class Float32Worker : public Worker {
+ public:
+  explicit Float32Worker(int index) : index_(index) {}
+  Precision model_precision() const override { return Precision::kFloat32; }
+  double units(const Job&) const override { return 1.0; }
+  void compute(const Job& job, const Vec& x, WorkerOutput& out) override {
+    out.payload = Vec::Constant(kDim, expected_payload(index_, job.tag));
+    out.loss = x[0];
+    out.versions.assign(1, job.tag);
+  }
+  static double expected_payload(int index, int64_t tag) {
+    return static_cast<double>(index + tag) + (tag % 2 == 0 ? 0.5 : 0.1);
+  }
+
+ private:
+  int index_;
+};
+
+// Gives every worker jobs tagged 0..jobs−1 with x = 0.1 + tag (not a float) and checks what
+// comes back (file comment, float32).
+class Float32Master : public Master {
+ public:
+  Float32Master(int workers, int jobs) : next_(workers, 0), jobs_(jobs), workers_(workers) {}
+  void start(Cluster& cluster) override {
+    for (int w = 0; w < workers_; ++w) give(w, cluster);
+  }
+  void on_reply(const Reply& reply, Cluster& cluster) override {
+    const int w = reply.worker;
+    const double x0 = model(reply.tag)[0];
+    // The first job went in double (the worker had not said yet how it reads its model).
+    const double seen = reply.tag == 0 ? x0 : static_cast<double>(static_cast<float>(x0));
+    if (reply.status != ReplyStatus::kOk || reply.loss != seen) {
+      problem = fmt::format("worker {}, tag {}: saw x[0] = {}, expected {}", w, reply.tag,
+                            reply.loss, seen);
+    }
+    if (reply.owned_payload != reply.payload ||
+        *reply.payload != Vec::Constant(kDim, Float32Worker::expected_payload(w, reply.tag))) {
+      problem = fmt::format("worker {}, tag {}: wrong payload", w, reply.tag);
+    }
+    // Taken: the engine fills kept_'s old vector with a later reply.
+    if (reply.owned_payload != nullptr) reply.owned_payload->swap(kept_);
+    ++replies;
+    if (next_[w] < jobs_) give(w, cluster);
+  }
+  bool finished() const override { return replies >= workers_ * jobs_; }
+
+  int replies = 0;
+  std::string problem;
+
+ private:
+  static Vec model(int64_t tag) { return Vec::Constant(kDim, 0.1 + static_cast<double>(tag)); }
+  void give(int w, Cluster& cluster) {
+    const int64_t tag = next_[w]++;
+    cluster.assign(w, Job{tag}, model(tag));
+  }
+  std::vector<int64_t> next_;
+  int jobs_, workers_;
+  Vec kept_ = Vec::Zero(kDim);
 };
 
 // Gives every worker jobs tagged 0, 1, 2, ... and finishes after `limit` replies.
@@ -253,7 +322,20 @@ int run_rank0(const std::string& scenario, const mpi::MpiOptions& options, int w
     return problem.empty() ? 0 : 1;
   }
   mpi::MpiCluster cluster(options, workers, kDim);
-  if (scenario == "worker_error") {
+  if (scenario == "float32") {
+    Float32Master master(workers, 6);
+    if (cluster.run(master, 60) != mpi::MpiCluster::Outcome::kFinished) {
+      problem = "run() did not finish";
+    }
+    cluster.shutdown(mpi::StopStatus::kOk);
+    nlohmann::json stats;
+    cluster.to_json(stats);
+    // Jobs 1..5 of each worker went in float32; the payloads of tags 0, 2 and 4 did.
+    if (stats["float32_jobs"] != 3 * 5 || stats["float32_replies"] != 3 * 3) {
+      problem = "unexpected float32 counts: " + stats.dump();
+    }
+    if (!master.problem.empty()) problem = master.problem;
+  } else if (scenario == "worker_error") {
     ToyMaster master(workers, 1000);
     try {
       cluster.run(master, 60);
@@ -313,7 +395,8 @@ int run_rank0(const std::string& scenario, const mpi::MpiOptions& options, int w
 int run_worker(const std::string& scenario, const mpi::MpiOptions& options, int workers) {
   const int index = mpi::rank() - 1;
   // checkpoint: worker 2 is the slowest, so the drain holds the others' next jobs for it.
-  const char* timing_toml = scenario == "lost_rejoin" ? "[timing]\nmodel = \"fixed\"\ntau = 0.01\n"
+  const char* timing_toml = scenario == "lost_rejoin" || scenario == "float32"
+                                ? "[timing]\nmodel = \"fixed\"\ntau = 0.01\n"
                             : scenario == "checkpoint"
                                 ? "[timing]\nmodel = \"fixed\"\ntau = [0.01, 0.02, 0.05]\n"
                                 : "[timing]\nmodel = \"fixed\"\ntau = [0.01, 0.01, 0.5]\n";
@@ -330,6 +413,11 @@ int run_worker(const std::string& scenario, const mpi::MpiOptions& options, int 
       }
     }
     return 0;
+  }
+  if (scenario == "float32") {
+    Float32Worker worker(index);
+    return mpi::serve_jobs(worker, *timing, index, 1, options, kDim) == mpi::StopStatus::kOk ? 0
+                                                                                             : 1;
   }
   ToyWorker worker(index, scenario == "worker_error" && index == 1 ? 3 : -1,
                    scenario == "lost_rejoin" && index == 2 ? 2 : -1);
@@ -351,10 +439,10 @@ int main(int argc, char** argv) {
   using namespace pacer;
   const std::string scenario = argc > 1 ? argv[1] : "";
   if (scenario != "worker_error" && scenario != "drain" && scenario != "lost_rejoin" &&
-      scenario != "checkpoint") {
+      scenario != "checkpoint" && scenario != "float32") {
     std::fprintf(stderr,
                  "usage: mpirun -np 4 pacer_mpi_engine_test "
-                 "worker_error|drain|lost_rejoin|checkpoint\n");
+                 "worker_error|drain|lost_rejoin|checkpoint|float32\n");
     return 2;
   }
   int status = 1;

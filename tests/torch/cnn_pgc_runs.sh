@@ -44,6 +44,18 @@ check() {  # check SUMMARY: a finished 3-step PGC-CR run of the CNN with a test 
 
 "$pacer" run "$work/cnn.toml" --out "$work/sim"
 check "$work/sim/summary.json"
+
+# engine.threads (engine/sim/sim_engine.h): the same files, bit for bit, with one thread and with
+# two threads computing every job ahead and the evaluations' partitions side by side.
+for threads in 1 2; do
+  "$pacer" -q run "$work/cnn.toml" --set engine.threads=$threads --set engine.compute_ahead=always \
+    --set eval_every=1 --out "$work/threads$threads"
+done
+for file in log.csv evals.csv jobs.csv summary.json; do
+  cmp "$work/threads1/$file" "$work/threads2/$file" ||
+    { echo "engine.threads = 1 and 2 wrote different $file" >&2; exit 1; }
+done
+echo "ok engine.threads 1 and 2: identical files"
 if [ -n "$mpiexec" ]; then
   "$mpiexec" --allow-run-as-root --oversubscribe -np 5 "$pacer" run "$work/cnn.toml" \
     --engine mpi --out "$work/mpi"

@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -325,8 +326,12 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
   }
   const int parallel = std::min<int>(sweep.jobs > 0 ? sweep.jobs : available_processors(),
                                      static_cast<int>(cells.size()));
-  std::printf("sweep: %zu cells, %d at a time; logs in %s/logs/\n", cells.size(), parallel,
-              out.c_str());
+  // The cores are shared between the cells that run at once: each cell's simulator computes on
+  // cores / parallel threads (engine.threads' default), unless PACER_ENGINE_THREADS says otherwise.
+  const int cell_threads = std::max(1, available_processors() / parallel);
+  setenv("PACER_ENGINE_THREADS", std::to_string(cell_threads).c_str(), /*overwrite=*/0);
+  std::printf("sweep: %zu cells, %d at a time, %s threads each; logs in %s/logs/\n", cells.size(),
+              parallel, std::getenv("PACER_ENGINE_THREADS"), out.c_str());
   std::fflush(stdout);
   const std::vector<ChildOutcome> outcomes = run_children(children, parallel);
   if (interrupt_signal() != 0) {

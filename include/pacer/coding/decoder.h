@@ -9,10 +9,12 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "pacer/coding/encoding.h"
 #include "pacer/coding/placement.h"
 #include "pacer/core/vector.h"
 
@@ -44,19 +46,31 @@ struct ExactCoefficients {
   double max_abs = 0;     // max_{i∈F} |a_i|
 };
 
+// The largest decode residual ExactDecoder accepts by default.
+inline constexpr double kExactDecodeTolerance = 1e-6;
+// Up to this n, ExactDecoder::solve is one least-squares solve per set (O(n³), microseconds at
+// n = 12); above it, the null-space solve of coding/encoding.h (O(n·s + s³) per set).
+inline constexpr int kLeastSquaresMaxWorkers = 64;
+
 class ExactDecoder {
  public:
   // `encoding` is B (n×n); decode() accepts responder sets of at least n − `stragglers` workers
-  // and throws when a residual exceeds `tolerance`.
-  ExactDecoder(RowMatrix encoding, int stragglers, double tolerance = 1e-6);
+  // and throws when a residual exceeds `tolerance`. Above kLeastSquaresMaxWorkers, solve() uses
+  // `space` (the encoding's decoding space, e.g. a circulant's closed form), or one SVD of B
+  // (decoding_space: O(n³), once) when it is not given.
+  ExactDecoder(RowMatrix encoding, int stragglers, double tolerance = kExactDecodeTolerance,
+               std::optional<DecodingSpace> space = std::nullopt);
 
   int workers() const { return static_cast<int>(encoding_.rows()); }
   const RowMatrix& encoding() const { return encoding_; }
 
   // a_F solving a_Fᵀ B_F = 1ᵀ in double precision, as the minimum-norm least-squares solution of
   // B_Fᵀ a = 1 (complete orthogonal decomposition of the n×|F| matrix B_Fᵀ); for |F| = n − s and
-  // B_F of full rank it is the unique solution. Requires at least n − s responders. Uncached and
-  // unchecked: the residual is reported, not judged.
+  // B_F of full rank it is the unique solution. Above kLeastSquaresMaxWorkers the same minimum-
+  // norm solution (exactly, up to rounding, when the system is consistent) comes from the null-
+  // space solve (NullSpaceSolver::Rule::kMinimumNorm), so a step's decode is O(n·s + s³), not
+  // O(n³). Requires at least n − s responders. Uncached and unchecked: the residual is
+  // reported, not judged.
   ExactCoefficients solve(const std::vector<bool>& responders) const;
 
   // The same, cached per responder set: the first call for a set solves it and checks the
@@ -74,12 +88,14 @@ class ExactDecoder {
   void checkpoint(StateArchive& a);
 
  private:
+  ExactCoefficients solve_null_space(const std::vector<bool>& responders) const;
   struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& key) const;
   };
   RowMatrix encoding_;
   int stragglers_;
   double tolerance_;
+  std::optional<NullSpaceSolver> null_space_;  // n > kLeastSquaresMaxWorkers
   std::unordered_map<std::vector<uint64_t>, ExactCoefficients, KeyHash> cache_;
   std::vector<uint64_t> key_;  // reused lookup key
   int64_t decodes_ = 0;

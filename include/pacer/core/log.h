@@ -40,6 +40,13 @@ void log_debug(fmt::format_string<Args...> f, Args&&... args) {
 // flushes), never for what a run computes.
 double steady_seconds();
 
+// The same clock read cheaply, at its kernel tick (Linux CLOCK_MONOTONIC_COARSE: a resolution of
+// a few milliseconds, it lags steady_seconds() by at most that, and a read costs a few
+// nanoseconds where steady_seconds() may cost tens): for checks made at every event of a fast loop
+// (is a flush or a progress line due?). Falls back to steady_seconds() where there is no such
+// clock.
+double coarse_steady_seconds();
+
 // The progress of a long run on stderr, at log level kInfo or lower (not under --quiet).
 //   * On a terminal: one self-overwriting line, drawn once the run has lasted one second,
 //     redrawn at most five times a second, cleared by clear() and on destruction.
@@ -54,7 +61,7 @@ class ProgressLine {
   struct Options {
     bool terminal = false;          // draw the self-overwriting line
     double interval_s = 10;         // not a terminal: seconds between plain lines (0 = none)
-    std::function<double()> clock;  // wall seconds (default: the steady clock)
+    std::function<double()> clock;  // wall seconds (default: coarse_steady_seconds)
     std::function<void(std::string_view)> write;  // default: stderr
   };
   // This process's: terminal = isatty(stderr), interval_s from PACER_PROGRESS_S (a number of

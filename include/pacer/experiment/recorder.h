@@ -121,6 +121,11 @@ class Recorder : public Monitor {
            std::vector<double> tilde_weights, std::string label);
 
   bool on_update(const UpdateRecord& record, const Vec& x) override;
+  // Evaluations on `threads` threads (engine.threads, core/compute_pool.h; default 1): the
+  // partitions of F and F̃ one per task, and the test set beside them. Every partition's result is
+  // combined in partition order (Objective's pool overloads), so what an evaluation writes is the
+  // same, bit for bit, for any number of threads. Call before the first update.
+  void set_threads(int threads);
   // The method ended the run (e.g. "too_many_lost"): the status becomes `status`, and summary.json
   // says why under "error".
   void on_stopped(std::string_view status, std::string_view reason) override;
@@ -189,12 +194,22 @@ class Recorder : public Monitor {
   void checkpoint(StateArchive& a);
 
  private:
+  // A row of log.csv or evals.csv being written (recorder.cc): numbers as fmt's "{}" writes them,
+  // without allocating.
+  class RowText;
+  // The text of a column's last value, so that a value repeated from row to row (a constant
+  // stepsize, a whole number of work units) is formatted once (RowText::number).
+  struct NumberCache {
+    uint64_t bits = 0;  // the value's bits
+    uint8_t size = 0;   // 0: empty
+    char text[31];
+  };
   struct Evaluated {
     double full_loss = 0, grad_norm_sq = 0, tilde_loss = 0, test_loss = 0, test_accuracy = 0;
     bool has_test = false, has_tilde = false;
-    // Appends "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n", the evaluation
+    // Writes "full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n", the evaluation
     // columns of log.csv and evals.csv, with the absent ones blank.
-    void append_csv(std::string& out) const;
+    void write_csv(RowText& row) const;
     void checkpoint(StateArchive& a) {
       a.io(full_loss);
       a.io(grad_norm_sq);
@@ -208,19 +223,22 @@ class Recorder : public Monitor {
   Evaluated evaluate(const Vec& x, const UpdateRecord& at);
   bool evaluation_due(const UpdateRecord& record);
   void append_row(const UpdateRecord& record, const Evaluated* eval);
-  // Whether the run goes on after `record` (the stop rules; sets status_ when not).
-  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x);
+  // Whether the run goes on after `record` (the stop rules; sets status_ when not). `now`:
+  // coarse_steady_seconds() at this update.
+  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x,
+                    double now);
   // log.csv, in memory or streamed: its length, appending, cutting it to `length` bytes.
   uint64_t log_length() const;
   void append_log(std::string_view text);
   void cut_log(uint64_t length);
-  // When streaming, after a row: flushes when due and calls the snapshot listener.
-  void stream(bool evaluated);
+  // When streaming, after a row: flushes when due and calls the snapshot listener. `now`:
+  // coarse_steady_seconds().
+  void stream(bool evaluated, double now);
   // Gives the last row the final evaluation's columns.
   void fill_last_row(const Evaluated& e);
   // The part of the budget (max_steps, max_time, max_work: the nearest) done at `r`, in [0, 1].
   double budget_done(const UpdateRecord& r) const;
-  void show_progress(const UpdateRecord& r);
+  void show_progress(const UpdateRecord& r, double now);
   void check_target(double loss, const UpdateRecord& record);
   // Applies the divergence growth rule (StopRules) to one reported, finite loss; true when it
   // fires (divergence_ then says why).
@@ -232,6 +250,8 @@ class Recorder : public Monitor {
   std::vector<double> tilde_weights_;
   std::unique_ptr<Objective::Scratch> scratch_;
   std::unique_ptr<Workspace> test_workspace_;
+  std::unique_ptr<ComputePool> pool_;  // set_threads(> 1)
+  Objective::Slots slots_;             // a scratch per thread of pool_
   Vec full_gradient_;
   ProgressLine progress_;
 
@@ -240,9 +260,11 @@ class Recorder : public Monitor {
   double stream_interval_s_ = 2;
   double last_flush_wall_ = 0;
   double last_snapshot_wall_ = 0;
+  double last_progress_check_ = 0;  // coarse_steady_seconds() when show_progress last looked
   std::function<void()> snapshot_listener_;
   int64_t last_row_start_ = -1;    // where log.csv's last row starts; -1 = no row
   std::string last_row_;           // that row
+  NumberCache column_cache_[5];    // time, work_units, staleness, stepsize, wait
   uint64_t saved_log_length_ = 0;  // loaded from a checkpoint: log.csv's length then
   std::string evals_;
   LossTrace trace_;

@@ -16,7 +16,8 @@ namespace pacer {
 
 // GC-FR, GC-CR, IS-GC: every job computes g_p(x) for every p ∈ S_i at the job's model (c work
 // units) and sends m_i = Σ_k coefficients[k] · g_{S_i[k]}(x), summed in the order of S_i. The
-// reported loss is the mean of the c minibatch losses.
+// reported loss is the mean of the c minibatch losses. The partition gradients pass through one
+// buffer per thread, so n workers hold no n·d scratch between jobs.
 class CodedWorker : public PartitionWorkerBase {
  public:
   // `partitions` (S_i) and `coefficients` have the same length c >= 1.
@@ -28,7 +29,6 @@ class CodedWorker : public PartitionWorkerBase {
  private:
   std::vector<int> partitions_;
   std::vector<double> coefficients_;
-  Vec gradient_;
 };
 
 // PGC-FR, PGC-CR: the pipeline of coding/pipeline.h. The first job computes all c partitions at

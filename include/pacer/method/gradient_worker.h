@@ -15,6 +15,8 @@ class PartitionWorkerBase : public Worker {
  public:
   // The minibatch stream's position, then checkpoint_worker.
   void checkpoint(StateArchive& a) final;
+  // The model's: x is used only through evaluate().
+  Precision model_precision() const final { return objective_->model().parameter_precision(); }
 
  protected:
   PartitionWorkerBase(std::shared_ptr<const Objective> objective, int worker, uint64_t seed);

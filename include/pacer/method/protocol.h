@@ -10,9 +10,11 @@
 //
 // Ownership and lifetimes:
 //   * Cluster::assign copies the model it is given before returning; the master may change its x
-//     at once.
+//     at once. Every job with the same tag carries the same x (the model version the tag names),
+//     so an engine may make one copy of x for all the jobs of a tag.
 //   * A Reply (and the payload it points to) is valid only during Master::on_reply; a master that
-//     needs a payload later copies it.
+//     needs a payload later copies it, or, when the engine offers it (Reply::owned_payload), swaps
+//     it with a vector of its own.
 //   * Replies from one worker arrive in the order its jobs were assigned. Replies from different
 //     workers arrive in any order; a master whose result must not depend on arrival order (every
 //     synchronous decoder) combines messages in worker-index order.
@@ -35,6 +37,7 @@
 
 #include "pacer/core/state.h"
 #include "pacer/core/vector.h"
+#include "pacer/model/model.h"
 
 namespace pacer {
 
@@ -80,6 +83,10 @@ struct Reply {
   double started = std::numeric_limits<double>::quiet_NaN();
   double finished = std::numeric_limits<double>::quiet_NaN();
   int64_t bytes = 0;  // bytes of the reply message as the engine counts them
+  // When not null, the vector `payload` points to, offered to the master: instead of copying it,
+  // the master may swap it (Vec::swap) with a vector of its own of the same size, which the engine
+  // then fills with a later reply. Null when the engine does not offer it (the simulator).
+  Vec* owned_payload = nullptr;
 };
 
 // The worker half of a method. One object per worker; an engine calls it from one thread.
@@ -92,6 +99,10 @@ class Worker {
   // Answers `job` at model `x`: fills out.payload (resized to the model dimension), out.loss and
   // out.versions. Called exactly once per job that is not cancelled, in assignment order.
   virtual void compute(const Job& job, const Vec& x, WorkerOutput& out) = 0;
+  // kFloat32 when compute() depends on x only through its entries rounded to float (the model's
+  // Model::parameter_precision), so that an engine may send x in float32 without changing any
+  // result (MPI does). kFloat64, the default, otherwise.
+  virtual Precision model_precision() const { return Precision::kFloat64; }
   // Visits the worker's state between jobs (core/state.h: caches, random streams), for
   // checkpoints. A worker that cannot be checkpointed keeps this default, which throws Error.
   virtual void checkpoint(StateArchive& /*a*/) { refuse_checkpoint("this worker"); }

@@ -86,6 +86,9 @@ class SyncMaster : public TrainingMaster {
   // Closes the step that `decisive`'s message (by_message) or loss completed.
   void close_step(Cluster& cluster, int decisive, bool by_message);
   void assign_current(int worker, Cluster& cluster);
+  // Keeps worker w's message for the current step: swapped with the engine's vector when the
+  // reply offers it (Reply::owned_payload), else copied.
+  void keep_message(int w, const Reply& reply);
   // Whether a step can close on the survivors' messages alone.
   bool survivors_can_close();
 

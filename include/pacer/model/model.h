@@ -26,6 +26,9 @@ class Workspace {
   virtual int max_rows() const = 0;
 };
 
+// The precision in which a model reads its parameters (Model::parameter_precision).
+enum class Precision { kFloat64, kFloat32 };
+
 struct Evaluation {
   double loss = 0;      // mean loss over the rows, plus the L2 term
   double accuracy = 0;  // fraction of rows whose arg-max prediction equals the label; NaN for
@@ -41,6 +44,11 @@ class Model {
   virtual int64_t num_params() const = 0;
   // Writes initial parameters into x (resized to num_params()), drawing only from rng.
   virtual void initialize(Vec& x, Rng& rng) const = 0;
+  // kFloat32 when loss, loss_and_gradient, evaluate and predict depend on x only through its
+  // entries rounded to float (static_cast<float>(x[i])): a caller may then round x to float before
+  // passing it without changing any result (the MPI engine sends such a model in float32, half the
+  // bytes). kFloat64 otherwise, the default.
+  virtual Precision parameter_precision() const { return Precision::kFloat64; }
   // Scratch for batches of up to max_rows rows.
   virtual std::unique_ptr<Workspace> make_workspace(int max_rows) const = 0;
   // Bytes the matrices of make_workspace(max_rows) hold, without allocating them: runs whose

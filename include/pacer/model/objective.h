@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "pacer/core/compute_pool.h"
 #include "pacer/core/rng.h"
 #include "pacer/core/vector.h"
 #include "pacer/data/dataset.h"
@@ -56,7 +57,21 @@ class Objective {
   // f_p(x) for every p.
   std::vector<double> partition_losses(const Vec& x, Scratch& scratch) const;
 
+  // The same two on the threads of `pool` (core/compute_pool.h), one partition per task, at most
+  // slots.size() (>= 1) at a time, each task with a scratch of its own; the partitions' results
+  // are combined in partition order, so both return exactly, bit for bit, what the functions
+  // above return, for any pool and number of slots. Call from one thread at a time.
+  using Slots = std::vector<std::unique_ptr<Scratch>>;
+  double full_gradient(const Vec& x, Vec& grad, ComputePool& pool, const Slots& slots) const;
+  std::vector<double> partition_losses(const Vec& x, ComputePool& pool, const Slots& slots) const;
+
  private:
+  // For p = 0..P−1 in turn: compute(p, slot) runs on the pool (slot = p mod slots), then
+  // combine(p, slot) on the calling thread once compute(p) is done, in increasing p.
+  template <typename Compute, typename Combine>
+  void for_each_partition(ComputePool& pool, const Slots& slots, Compute&& compute,
+                          Combine&& combine) const;
+
   std::shared_ptr<const Model> model_;
   std::vector<Dataset> parts_;
   int batch_;

@@ -9,6 +9,9 @@
 // autograd accumulates into a second preallocated tensor, out into the flat grad. The flat layout
 // is the network's parameters in registration order, each row-major in torch's shape
 // (parameter_layout() lists them).
+// With dtype float32 and no L2 term (which is computed from x in double) the model reads x only
+// rounded to float: parameter_precision() is kFloat32, and its gradients are floats widened to
+// double.
 //
 // Micro-batches. A batch is processed in consecutive micro-batches of at most micro_batch rows
 // (the last one may be shorter); the loss is the mean over all rows, i.e. each micro-batch's mean

@@ -80,6 +80,35 @@ void cancel_receive(MPI_Request& request) {
 
 }  // namespace
 
+bool narrow_exact(const double* from, int64_t n, float* to) {
+  for (int64_t i = 0; i < n; ++i) {
+    to[i] = static_cast<float>(from[i]);
+    if (static_cast<double>(to[i]) != from[i]) return false;
+  }
+  return true;
+}
+
+void narrow(const double* from, int64_t n, float* to) {
+  for (int64_t i = 0; i < n; ++i) to[i] = static_cast<float>(from[i]);
+}
+
+void widen_in_place(double* data, int64_t n) {
+  // Block by block from the end: a block's floats are copied out before its doubles are written,
+  // and the doubles of a block [k, k + b) cover floats [2k, 2k + 2b), none of which is still
+  // unread (the floats below k are; 2k >= k). Large blocks keep it near the speed of a
+  // conversion between two buffers (measured: 1024-value blocks took twice as long).
+  constexpr int64_t kBlock = 64 * 1024;
+  static thread_local std::vector<float> block(kBlock);
+  const char* bytes = reinterpret_cast<const char*>(data);
+  for (int64_t end = n; end > 0;) {
+    const int64_t begin = std::max<int64_t>(0, end - kBlock);
+    const int64_t count = end - begin;
+    std::memcpy(block.data(), bytes + 4 * begin, static_cast<size_t>(4 * count));
+    for (int64_t i = 0; i < count; ++i) data[begin + i] = block[static_cast<size_t>(i)];
+    end = begin;
+  }
+}
+
 const char* inject_name(Inject inject) {
   switch (inject) {
     case Inject::kDelay:
@@ -140,13 +169,42 @@ struct MpiCluster::Impl {
       a.io(rejoined);
     }
   };
+  // One model version as sent (mpi_cluster.h): the x of one job tag, in each precision a worker
+  // reads it, made once and shared by every job of that tag; a slot holds it while its send is
+  // in flight (or its job held), and it is reused once no slot does.
+  struct Snapshot {
+    int64_t tag = -1;
+    Vec x64;
+    std::vector<float> x32;
+    bool has64 = false, has32 = false;
+    bool has(Precision p) const { return p == Precision::kFloat32 ? has32 : has64; }
+    // Makes the values in precision p from x (the master's x of this tag), unless made already.
+    void fill(Precision p, const Vec& x) {
+      if (has(p)) return;
+      if (p == Precision::kFloat32) {
+        x32.resize(static_cast<size_t>(x.size()));
+        narrow(x.data(), x.size(), x32.data());
+        has32 = true;
+      } else {
+        x64 = x;
+        has64 = true;
+      }
+    }
+    const void* data(Precision p) const {
+      return p == Precision::kFloat32 ? static_cast<const void*>(x32.data()) : x64.data();
+    }
+  };
+
   struct Slot {
     bool busy = false;
     int64_t tag = -1;  // the tag of the job in flight
     double assigned_at = 0;
-    // Sending: the job header and a private copy of the model (the master's x changes at once).
+    // Sending: the job header and the snapshot of the model version its job was sent from (the
+    // master's x changes at once).
     JobHeader job_header;
-    Vec model;
+    std::shared_ptr<Snapshot> model;
+    // The precision in which the worker reads its model, as its last reply said.
+    Precision reads = Precision::kFloat64;
     MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     // The stop message has its own buffer and request: a lost worker's job sends may never
     // complete, and their buffers must not change meanwhile.
@@ -154,7 +212,8 @@ struct MpiCluster::Impl {
     MPI_Request stop_send = MPI_REQUEST_NULL;
     // Receiving: the reply header (+ trailer) and the payload, each with one receive posted.
     std::vector<char> reply_buffer = std::vector<char>(kReplyBufferBytes);
-    Vec payload;
+    Vec payload;               // receives doubles, or floats widened in place (wire.h)
+    int payload_received = 0;  // bytes of the last payload received
     bool header_done = false, payload_done = false;
     std::vector<int64_t> versions;
     bool said_bye = false;
@@ -186,7 +245,10 @@ struct MpiCluster::Impl {
       a.io(held);
       if (held) {
         a.io(tag);
-        a.io(model);
+        if (a.loading()) model = std::make_shared<Snapshot>();
+        a.io(model->x64);  // a held job's snapshot has its doubles (assign)
+        model->tag = tag;
+        model->has64 = true;
       }
       a.io(lost);
       a.io(losses);
@@ -211,10 +273,7 @@ struct MpiCluster::Impl {
         requests(2 * n, MPI_REQUEST_NULL),
         indices(2 * n),
         statuses(2 * n) {
-    for (Slot& s : slots) {
-      s.model = Vec::Zero(d);
-      s.payload = Vec::Zero(d);
-    }
+    for (Slot& s : slots) s.payload = Vec::Zero(d);
   }
 
   double now() const { return wall_seconds() - start; }
@@ -232,9 +291,10 @@ struct MpiCluster::Impl {
                     MPI_COMM_WORLD, &requests[w]),
           "MPI_Irecv", w + 1, kTagReply);
   }
+  // Room for a payload of doubles; one of floats fills its first half (wire.h).
   void post_payload_receive(int w) {
-    check(MPI_Irecv(slots[w].payload.data(), static_cast<int>(dim), MPI_DOUBLE, w + 1, kTagPayload,
-                    MPI_COMM_WORLD, &requests[workers + w]),
+    check(MPI_Irecv(slots[w].payload.data(), static_cast<int>(8 * dim), MPI_BYTE, w + 1,
+                    kTagPayload, MPI_COMM_WORLD, &requests[workers + w]),
           "MPI_Irecv", w + 1, kTagPayload);
   }
   void post_receives() {
@@ -268,6 +328,7 @@ struct MpiCluster::Impl {
       bytes_received += bytes;
       ++messages_received;
       (header ? slots[w].header_done : slots[w].payload_done) = true;
+      if (!header) slots[w].payload_received = bytes;
     }
     return count;
   }
@@ -318,13 +379,20 @@ struct MpiCluster::Impl {
     s.versions.resize(trailer_bytes / 8);
     std::memcpy(s.versions.data(), trailer, s.versions.size() * 8);
     post_header_receive(w);
-    if (h.payload_size != dim) {
+    if (h.payload_size != dim || (h.payload_bytes != 4 && h.payload_bytes != 8) ||
+        s.payload_received != h.payload_bytes * dim) {
       post_payload_receive(w);  // keep the worker reachable for the shutdown
       fail(
-          "MPI: worker {} (rank {}) answered job {} with a payload of {} values; the model "
-          "has {}",
-          w, w + 1, h.tag, h.payload_size, dim);
+          "MPI: worker {} (rank {}) answered job {} with a payload of {} values of {} bytes ({} "
+          "bytes received); the model has {}",
+          w, w + 1, h.tag, h.payload_size, h.payload_bytes, s.payload_received, dim);
     }
+    // Decoded as it arrives: floats become the doubles the master reads.
+    if (h.payload_bytes == 4) {
+      widen_in_place(s.payload.data(), dim);
+      ++float32_replies;
+    }
+    s.reads = h.model_bytes == 4 ? Precision::kFloat32 : Precision::kFloat64;
     const double round_trip = now() - s.assigned_at;
     longest_round_trip = std::max(longest_round_trip, round_trip);
     if (s.lost) {
@@ -347,19 +415,20 @@ struct MpiCluster::Impl {
     // The worker's span placed on rank 0's clock: the job and the reply are taken to have
     // travelled equally long (half of the round trip not spent on the worker).
     const double started = s.assigned_at + std::max(0.0, round_trip - h.job_time) / 2;
-    Reply reply{
-        .status = ReplyStatus::kOk,
-        .error = {},
-        .worker = w,
-        .tag = h.tag,
-        .payload = &s.payload,
-        .loss = h.loss,
-        .units = h.units,
-        .compute_time = h.job_time,
-        .versions = s.versions,
-        .started = started,
-        .finished = started + h.job_time,
-        .bytes = static_cast<int64_t>(sizeof(ReplyHeader)) + h.trailer_bytes + 8 * h.payload_size};
+    Reply reply{.status = ReplyStatus::kOk,
+                .error = {},
+                .worker = w,
+                .tag = h.tag,
+                .payload = &s.payload,
+                .loss = h.loss,
+                .units = h.units,
+                .compute_time = h.job_time,
+                .versions = s.versions,
+                .started = started,
+                .finished = started + h.job_time,
+                .bytes = static_cast<int64_t>(sizeof(ReplyHeader)) + h.trailer_bytes +
+                         h.payload_bytes * h.payload_size,
+                .owned_payload = &s.payload};
     // The payload buffer is free again once the master is done with it, even if it throws (the
     // worker's next reply must always find a receive).
     try {
@@ -371,6 +440,8 @@ struct MpiCluster::Impl {
       }
       throw;
     }
+    // A master that swapped the payload out gave a vector of the same size (method/protocol.h).
+    PACER_CHECK(s.payload.size() == dim);
     post_payload_receive(w);
     return true;
   }
@@ -607,19 +678,56 @@ struct MpiCluster::Impl {
     return false;
   }
 
-  // Sends worker w's job (its tag and model are in the slot).
+  // The snapshot for a job of model version `tag` (mpi_cluster.h): the current one if it has that
+  // tag, else one that no slot holds any more (or a new one), emptied.
+  std::shared_ptr<Snapshot> snapshot_for(int64_t tag) {
+    if (current && current->tag == tag) return current;
+    current.reset();
+    release_sent_models();
+    for (const std::shared_ptr<Snapshot>& s : snapshots) {
+      if (s.use_count() == 1) current = s;  // only the pool holds it
+    }
+    if (!current) current = snapshots.emplace_back(std::make_shared<Snapshot>());
+    current->tag = tag;
+    current->has64 = current->has32 = false;
+    return current;
+  }
+
+  // Lets go of the snapshots whose sends have completed (not those of held jobs).
+  void release_sent_models() {
+    for (Slot& s : slots) {
+      if (s.model && !s.held && sends_complete(s)) s.model.reset();
+    }
+  }
+
+  bool sends_complete(Slot& s) {
+    for (MPI_Request& r : s.sends) {
+      int done = 1;
+      if (r != MPI_REQUEST_NULL)
+        check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test", -1, kTagJob);
+      if (!done) return false;
+    }
+    return true;
+  }
+
+  // Sends worker w's job (its tag and model are in the slot), in the precision it reads.
   void send_job(int w) {
     Slot& s = slots[w];
     wait_sends(w, options.timeout_s);  // a save request's header may still be out
-    s.job_header = JobHeader{.kind = JobHeader::kJob, .tag = s.tag, .model_size = dim};
+    if (!s.model->has(s.reads))
+      s.model->fill(s.reads, s.model->x64);  // a held job: from its doubles
+    const int64_t value_bytes = s.reads == Precision::kFloat32 ? 4 : 8;
+    s.job_header = JobHeader{
+        .kind = JobHeader::kJob, .tag = s.tag, .model_size = dim, .model_bytes = value_bytes};
     check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
                     &s.sends[0]),
           "MPI_Isend", w + 1, kTagJob);
-    check(MPI_Isend(s.model.data(), static_cast<int>(dim), MPI_DOUBLE, w + 1, kTagModel,
-                    MPI_COMM_WORLD, &s.sends[1]),
+    check(MPI_Isend(s.model->data(s.reads), static_cast<int>(value_bytes * dim), MPI_BYTE, w + 1,
+                    kTagModel, MPI_COMM_WORLD, &s.sends[1]),
           "MPI_Isend", w + 1, kTagModel);
     messages_sent += 2;
-    bytes_sent += static_cast<double>(sizeof s.job_header) + 8.0 * static_cast<double>(dim);
+    bytes_sent += static_cast<double>(sizeof s.job_header + value_bytes * dim);
+    if (value_bytes == 4) ++float32_jobs;
     s.assigned_at = now();
   }
 
@@ -823,7 +931,7 @@ struct MpiCluster::Impl {
   // Refuses a loaded worker slot that the saved run cannot have had.
   void check_loaded(const StateArchive& a, int w) const {
     const Slot& s = slots[w];
-    if (s.held && (s.lost || s.model.size() != dim)) {
+    if (s.held && (s.lost || s.model->x64.size() != dim)) {
       a.mismatch(fmt::format("worker {}'s held job", w));
     }
     // A worker not lost has a state (at least its section name); a lost one has none.
@@ -878,6 +986,9 @@ struct MpiCluster::Impl {
   int workers;
   int64_t dim;
   std::vector<Slot> slots;
+  // Every model snapshot made (reused once no slot holds one), and the one of the latest tag.
+  std::vector<std::shared_ptr<Snapshot>> snapshots;
+  std::shared_ptr<Snapshot> current;
   std::vector<MPI_Request> requests;  // reply headers 0..n−1, payloads n..2n−1
   std::vector<int> indices;
   std::vector<MPI_Status> statuses;
@@ -897,6 +1008,9 @@ struct MpiCluster::Impl {
   int64_t messages_sent = 0, messages_received = 0;
   double bytes_sent = 0, bytes_received = 0;
   int64_t polls = 0, empty_polls = 0;
+  // Jobs whose model was sent, and replies whose payload came, in float32 (this process's part of
+  // the run: not in checkpoints).
+  int64_t float32_jobs = 0, float32_replies = 0;
   // Rank 0's own time: inside MPI_Testsome calls that received something (matching and copying
   // replies in) and calls that did not, inside assign() (copying x, starting sends), and inside
   // the master's start/on_reply/on_lost/on_rejoined/on_timer (assign included).
@@ -952,7 +1066,7 @@ void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
 MpiCluster::MpiCluster(const MpiOptions& options, int workers, int64_t dim)
     : impl_(std::make_unique<Impl>(options, workers, dim)) {
   PACER_CHECK(active() && rank() == 0 && workers > 0 && dim > 0);
-  PACER_CHECK(dim <= INT32_MAX);
+  PACER_CHECK(dim <= kMaxDim);
   impl_->start = wall_seconds();
 }
 
@@ -1004,12 +1118,14 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   const double begin = wall_seconds();
   // The previous job's sends have long been matched (the worker has replied since).
   m.wait_sends(worker, m.options.timeout_s);
-  s.model = x;
   s.busy = true;
   s.tag = job.tag;
+  s.model = m.snapshot_for(job.tag);
   if (m.drain_if_due()) {
-    s.held = true;  // sent once the checkpoint is written (mpi_cluster.h)
+    s.model->fill(Precision::kFloat64, x);  // a held job is checkpointed in double
+    s.held = true;                          // sent once the checkpoint is written (mpi_cluster.h)
   } else {
+    s.model->fill(s.reads, x);
     m.send_job(worker);
   }
   m.assign_time += wall_seconds() - begin;
@@ -1162,6 +1278,8 @@ void MpiCluster::to_json(nlohmann::json& out) const {
   out["late_replies_drained"] = drained_total;
   out["messages_sent"] = m.messages_sent;
   out["messages_received"] = m.messages_received;
+  out["float32_jobs"] = m.float32_jobs;
+  out["float32_replies"] = m.float32_replies;
   out["bytes_sent"] = m.bytes_sent;
   out["bytes_received"] = m.bytes_received;
   out["polls"] = m.polls;
@@ -1206,15 +1324,20 @@ namespace {
 // A worker declared lost leaves without waiting for its last reply's sends: rank 0 may never
 // receive them (it may have ended). Until the process ends MPI may still read their buffers, so
 // those of sends not yet complete are kept.
-void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec payload) {
+void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec payload,
+                           std::vector<float> narrowed) {
   static std::vector<std::vector<char>> kept_replies;
   static std::vector<Vec> kept_payloads;
+  static std::vector<std::vector<float>> kept_narrowed;
   for (int i = 0; i < 2; ++i) {
     int done = 1;
     if (sends[i] != MPI_REQUEST_NULL) MPI_Test(&sends[i], &done, MPI_STATUS_IGNORE);
     if (done) continue;
     if (i == 0) kept_replies.push_back(std::move(reply));
-    if (i == 1) kept_payloads.push_back(std::move(payload));
+    if (i == 1) {
+      kept_payloads.push_back(std::move(payload));
+      kept_narrowed.push_back(std::move(narrowed));
+    }
   }
 }
 
@@ -1236,6 +1359,7 @@ class WorkerLoop {
         job_timeout_(options.timeout_s > 0 ? 2 * options.timeout_s + options.drain_timeout_s : 0),
         rng_(seed, "duration", static_cast<uint64_t>(index)),
         x_(Vec::Zero(dim)),
+        reads_float32_(worker.model_precision() == Precision::kFloat32),
         reply_(kReplyBufferBytes),
         born_(wall_seconds()) {}
 
@@ -1274,8 +1398,9 @@ class WorkerLoop {
                     &job_request_),
           "MPI_Irecv", 0, kTagJob);
   }
+  // Room for a model of doubles; one of floats fills its first half (wire.h).
   void post_model() {
-    check(MPI_Irecv(x_.data(), static_cast<int>(dim_), MPI_DOUBLE, 0, kTagModel, MPI_COMM_WORLD,
+    check(MPI_Irecv(x_.data(), static_cast<int>(8 * dim_), MPI_BYTE, 0, kTagModel, MPI_COMM_WORLD,
                     &model_request_),
           "MPI_Irecv", 0, kTagModel);
   }
@@ -1348,7 +1473,8 @@ class WorkerLoop {
     MPI_Cancel(&model_request_);
     MPI_Wait(&model_request_, MPI_STATUS_IGNORE);
     if (job_header_.lost) {
-      keep_unfinished_sends(sends_, std::move(reply_), std::move(out_.payload));
+      keep_unfinished_sends(sends_, std::move(reply_), std::move(out_.payload),
+                            std::move(narrowed_));
       return status;
     }
     wait_replies_sent();
@@ -1381,21 +1507,35 @@ class WorkerLoop {
       send_text(ReplyHeader::kError, job.tag, fmt::format("job {}: {}", job.tag, error));
       return;
     }
+    const bool as_float = narrow_payload();
+    const int64_t value_bytes = as_float ? 4 : 8;
     ReplyHeader h{.kind = ReplyHeader::kReply,
                   .tag = job.tag,
-                  .payload_size = static_cast<int64_t>(out_.payload.size()),
+                  .payload_size = dim_,
                   .trailer_bytes = static_cast<int64_t>(out_.versions.size() * 8),
+                  .payload_bytes = value_bytes,
+                  .model_bytes = reads_float32_ ? 4 : 8,
                   .loss = out_.loss,
                   .units = t.units,
                   .job_time = t.done - t.start,
                   .compute_time = t.computed - t.start,
                   .injected_time = t.done - t.computed};
     send(h, out_.versions.data());
-    send_data(out_.payload.data(), static_cast<int>(out_.payload.size()), MPI_DOUBLE, kTagPayload);
+    send_data(as_float ? static_cast<const void*>(narrowed_.data()) : out_.payload.data(),
+              static_cast<int>(value_bytes * dim_), MPI_BYTE, kTagPayload);
     stats_.jobs += 1;
     stats_.compute_time += t.computed - t.start;
     stats_.injected_time += t.done - t.computed;
     stats_.busy_time += wall_seconds() - t.start;
+  }
+
+  // Whether the payload goes in float32: when this worker reads its model in float32 and every
+  // value is exactly a float (then in narrowed_; wire.h). A float32 model's own gradients are;
+  // sums and coded combinations of them mostly are not, and go in double.
+  bool narrow_payload() {
+    if (!reads_float32_) return false;
+    narrowed_.resize(static_cast<size_t>(dim_));
+    return narrow_exact(out_.payload.data(), dim_, narrowed_.data());
   }
 
   // Computes `job` into out_ and imposes the modelled time (engine.inject); returns the error of
@@ -1403,10 +1543,12 @@ class WorkerLoop {
   std::string compute(const Job& job, JobTimes& t) {
     t.computed = t.done = t.start;
     try {
-      if (job_header_.model_size != dim_) {
-        fail("a job for a model of {} values; this worker's model has {}", job_header_.model_size,
-             dim_);
+      if (job_header_.model_size != dim_ ||
+          (job_header_.model_bytes != 4 && job_header_.model_bytes != 8)) {
+        fail("a job for a model of {} values of {} bytes; this worker's model has {}",
+             job_header_.model_size, job_header_.model_bytes, dim_);
       }
+      if (job_header_.model_bytes == 4) widen_in_place(x_.data(), dim_);
       t.units = worker_.units(job);
       const Duration modelled = timing_.compute_time(index_, t.units, job.tag, rng_);
       worker_.compute(job, x_, out_);
@@ -1523,8 +1665,10 @@ class WorkerLoop {
   const double job_timeout_;
   Rng rng_;  // the modelled durations, Rng(seed, "duration", index)
   JobHeader job_header_;
-  Vec x_;
+  Vec x_;                     // receives doubles, or floats widened in place (wire.h)
+  const bool reads_float32_;  // Worker::model_precision(): rank 0 may send x in float32
   WorkerOutput out_;
+  std::vector<float> narrowed_;  // the payload in float32, when it fits exactly
   std::vector<char> reply_;
   std::string state_;  // a state being sent or received
   MPI_Request job_request_ = MPI_REQUEST_NULL, model_request_ = MPI_REQUEST_NULL;
@@ -1538,7 +1682,7 @@ class WorkerLoop {
 
 StopStatus serve_jobs(Worker& worker, TimingModel& timing, int index, uint64_t seed,
                       const MpiOptions& options, int64_t dim) {
-  PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= INT32_MAX);
+  PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= kMaxDim);
   return WorkerLoop(worker, timing, index, seed, options, dim).serve();
 }
 

@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include "pacer/core/error.h"
 #include "pacer/core/interrupt.h"
+#include "pacer/core/log.h"
 #include "pacer/core/state.h"
 
 namespace pacer {
@@ -70,6 +76,11 @@ void SimulatorStats::to_json(nlohmann::json& out) const {
 Simulator::Simulator(const TimingModel& timing, CommModel comm, uint64_t seed, double max_time)
     : timing_(timing), comm_(comm), max_time_(max_time), seed_(seed) {}
 
+void Simulator::set_threads(int threads) {
+  PACER_CHECK(threads >= 1);
+  threads_ = threads;
+}
+
 void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& workers) {
   const int n = static_cast<int>(workers.size());
   if (n != timing_.num_workers()) {
@@ -80,13 +91,41 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
   for (const FaultPlan::Kill& kill : faults_.kills) {
     if (kill.worker < 0 || kill.worker >= n) fail("simulator: no worker {} to fail", kill.worker);
   }
-  if (resumed_) {
-    resumed_ = false;
-  } else {
-    reset(n);
-    master.start(*this);
-    schedule_faults();
+  ahead_enabled_ = false;
+  probed_jobs_ = 0;
+  probed_seconds_ = 0;
+  if (threads_ > 1) {
+    pool_ = std::make_unique<ComputePool>(threads_);
+    find_speculative_workers();
+    ahead_enabled_ = ahead_policy_ == ComputeAhead::kAlways;
   }
+  try {
+    if (resumed_) {
+      resumed_ = false;
+      restart_ahead();
+    } else {
+      reset(n);
+      master.start(*this);
+      schedule_faults();
+    }
+    run_events(master);
+  } catch (...) {
+    // No computation may outlive the run: the worker halves may go next.
+    for (WorkerState& s : state_) {
+      if (s.ahead) pool_->wait(s.ahead);
+    }
+    pool_.reset();
+    workers_ = nullptr;
+    throw;
+  }
+  // Jobs computed ahead whose completion lies beyond the end never ran in virtual time.
+  undo_all_ahead();
+  pool_.reset();
+  stats_.end_time = now_;
+  workers_ = nullptr;
+}
+
+void Simulator::run_events(Master& master) {
   while (!master.finished()) {
     if (interrupt_signal() != 0) {  // SIGINT/SIGTERM (core/interrupt.h): stop between events
       interrupted_ = true;
@@ -130,7 +169,7 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
     now_ = event.time;
     if (event.kind == kJobDone) {
       finish_job(event.worker);
-      const double delay = comm_.time(8.0 * static_cast<double>(s.output.payload.size()));
+      const double delay = comm_.time(8.0 * static_cast<double>(s.output().payload.size()));
       if (delay > 0) {
         queue_.push(Event{
             .time = now_ + delay, .worker = event.worker, .kind = kReplyArrives, .job = s.job_id});
@@ -139,8 +178,6 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
     }
     deliver(event.worker, master);
   }
-  stats_.end_time = now_;
-  workers_ = nullptr;
 }
 
 void Simulator::reset(int workers) {
@@ -158,6 +195,7 @@ void Simulator::reset(int workers) {
   timer_id_ = 0;
   timer_pending_ = false;
   busy_workers_ = 0;
+  last_model_.reset();
   pending_rejoins_ = 0;
 }
 
@@ -178,15 +216,18 @@ void Simulator::WorkerState::checkpoint(StateArchive& a) {
   a.io(job.tag);
   if (busy) {
     // A job in progress: the model it computes at, and its answer once computed.
-    a.io(x);
+    if (a.loading()) {
+      x = std::make_shared<Vec>();
+    }
+    a.io(*x);  // saving only reads it
     a.io(units);
     a.io(start);
     a.io(duration);
     a.io(computed);
     if (computed) {
-      a.io(output.payload);
-      a.io(output.loss);
-      a.io(output.versions);
+      a.io(output().payload);
+      a.io(output().loss);
+      a.io(output().versions);
     }
   }
   rng.checkpoint(a);
@@ -194,6 +235,8 @@ void Simulator::WorkerState::checkpoint(StateArchive& a) {
 }
 
 void Simulator::checkpoint(StateArchive& a) {
+  // A saved run holds no computation ahead: a job not computed in virtual time is saved as such.
+  if (!a.loading()) undo_all_ahead();
   a.section("simulator");
   const int n = timing_.num_workers();
   a.expect(n, "workers");
@@ -211,6 +254,14 @@ void Simulator::checkpoint(StateArchive& a) {
   stats_.checkpoint(a);
 }
 
+void Simulator::restart_ahead() {
+  if (!pool_ || !ahead_enabled_) return;  // not inside run() (a checkpoint after an interrupt)
+  for (size_t i = 0; i < state_.size(); ++i) {
+    const WorkerState& s = state_[i];
+    if (s.busy && !s.computed && !s.ahead && speculative_[i]) compute_ahead(static_cast<int>(i));
+  }
+}
+
 void Simulator::assign(int worker, const Job& job, const Vec& x) {
   WorkerState& s = state_[worker];
   PACER_CHECK(!s.busy);
@@ -219,13 +270,32 @@ void Simulator::assign(int worker, const Job& job, const Vec& x) {
   ++busy_workers_;
   ++s.job_id;
   s.job = job;
-  s.x = x;
+  set_model(s, x);
   s.computed = false;
   s.units = (*workers_)[worker]->units(job);
   s.duration = timing_.compute_time(worker, s.units, job.tag, s.rng).total();
   s.start = now_ + comm_.time(8.0 * static_cast<double>(x.size()));
   queue_.push(
       Event{.time = s.start + s.duration, .worker = worker, .kind = kJobDone, .job = s.job_id});
+  if (pool_) {
+    s.current ^= 1;  // the reply being delivered (if any) keeps the other buffer
+    if (ahead_enabled_ && speculative_[worker]) compute_ahead(worker);
+  }
+}
+
+void Simulator::set_model(WorkerState& s, const Vec& x) {
+  const bool same = last_model_ && last_model_->size() == x.size() &&
+                    std::memcmp(last_model_->data(), x.data(), sizeof(double) * x.size()) == 0;
+  if (same) {
+    s.x = last_model_;
+    return;
+  }
+  if (s.x && s.x.use_count() == 1) {
+    *s.x = x;  // no job reads it: this worker is not busy, and nobody else holds it
+  } else {
+    s.x = std::make_shared<Vec>(x);
+  }
+  last_model_ = s.x;
 }
 
 void Simulator::cancel(int worker) {
@@ -236,6 +306,7 @@ void Simulator::cancel(int worker) {
 void Simulator::drop_job(int worker) {
   WorkerState& s = state_[worker];
   if (!s.busy) return;
+  undo_ahead(worker);  // a cancelled job never touches the worker's state
   if (!s.computed) {
     // Work done before the cancellation still occupied the worker.
     stats_.busy_time[worker] += std::clamp(now_ - s.start, 0.0, s.duration);
@@ -298,9 +369,81 @@ void Simulator::rejoin(int worker, Master& master) {
   master.on_rejoined(worker, *this);
 }
 
+void Simulator::find_speculative_workers() {
+  speculative_.assign(workers_->size(), false);
+  for (size_t i = 0; i < workers_->size(); ++i) {
+    try {
+      StateArchive probe = StateArchive::for_saving();
+      (*workers_)[i]->checkpoint(probe);
+      speculative_[i] = true;
+    } catch (const Error&) {
+      // It cannot be checkpointed, so a computation ahead could not be undone.
+    }
+  }
+}
+
+void Simulator::compute_ahead(int worker) {
+  WorkerState& s = state_[worker];
+  Worker* half = (*workers_)[worker].get();
+  WorkerOutput* out = &s.output();
+  s.failure = nullptr;
+  s.ahead = pool_->submit(s.start + s.duration, [&s, half, out] {
+    try {
+      StateArchive before = StateArchive::for_saving();
+      half->checkpoint(before);
+      s.undo = before.bytes();
+      half->compute(s.job, *s.x, *out);
+    } catch (...) {
+      s.failure = std::current_exception();
+    }
+  });
+}
+
+void Simulator::commit_ahead(int worker) {
+  WorkerState& s = state_[worker];
+  pool_->wait(s.ahead);
+  s.ahead.reset();
+  s.undo.clear();
+  if (s.failure) std::rethrow_exception(std::exchange(s.failure, nullptr));
+}
+
+void Simulator::undo_ahead(int worker) {
+  WorkerState& s = state_[worker];
+  if (!s.ahead) return;
+  const bool never_ran = pool_->drop(s.ahead);
+  s.ahead.reset();
+  s.failure = nullptr;
+  if (never_ran || s.undo.empty()) return;  // nothing was computed (or even saved)
+  StateArchive before = StateArchive::for_loading(
+      std::exchange(s.undo, std::string()), fmt::format("worker {}'s state before a job", worker));
+  (*workers_)[worker]->checkpoint(before);
+  before.expect_end();
+}
+
+void Simulator::undo_all_ahead() {
+  for (size_t i = 0; i < state_.size(); ++i) undo_ahead(static_cast<int>(i));
+}
+
+void Simulator::compute_at_event(int worker) {
+  WorkerState& s = state_[worker];
+  const bool probe =
+      pool_ && !ahead_enabled_ && ahead_policy_ == ComputeAhead::kAuto && probed_jobs_ < kProbeJobs;
+  const double begin = probe ? steady_seconds() : 0;
+  (*workers_)[worker]->compute(s.job, *s.x, s.output());
+  if (!probe) return;
+  probed_seconds_ += steady_seconds() - begin;
+  if (++probed_jobs_ == kProbeJobs) {
+    ahead_enabled_ = probed_seconds_ >= kProbeJobs * kMinAheadJobSeconds;
+  }
+}
+
 void Simulator::finish_job(int worker) {
   WorkerState& s = state_[worker];
-  (*workers_)[worker]->compute(s.job, s.x, s.output);
+  if (s.ahead) {
+    commit_ahead(worker);
+  } else {
+    compute_at_event(worker);
+  }
   s.computed = true;
   stats_.busy_time[worker] += s.duration;
   ++stats_.jobs_completed[worker];
@@ -312,14 +455,14 @@ void Simulator::deliver(int worker, Master& master) {
   --busy_workers_;
   Reply reply{.worker = worker,
               .tag = s.job.tag,
-              .payload = &s.output.payload,
-              .loss = s.output.loss,
+              .payload = &s.output().payload,
+              .loss = s.output().loss,
               .units = s.units,
               .compute_time = s.duration,
-              .versions = s.output.versions,
+              .versions = s.output().versions,
               .started = s.start,
               .finished = s.start + s.duration,
-              .bytes = 8 * static_cast<int64_t>(s.output.payload.size())};
+              .bytes = 8 * static_cast<int64_t>(s.output().payload.size())};
   master.on_reply(reply, *this);
 }
 

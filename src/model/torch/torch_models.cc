@@ -366,6 +366,13 @@ class TorchNetModel final : public TorchModel {
     return {value + penalty(x), static_cast<double>(correct) / data.rows()};
   }
 
+  // A float32 network sees x only as load_parameters rounds it (static_cast<float>), but the L2
+  // term is computed from x in double: only without it does the model read x in float32.
+  Precision parameter_precision() const override {
+    return options_.dtype == TorchDtype::kFloat32 && options_.l2 == 0 ? Precision::kFloat32
+                                                                      : Precision::kFloat64;
+  }
+
   void load_parameters(const Vec& x, Workspace& ws) const override {
     PACER_CHECK(x.size() == num_params_);
     torch::Tensor& flat = as_torch(ws).flat_params();

@@ -43,9 +43,22 @@
 //
 // Rank 0 never blocks on one worker: it keeps one receive posted per worker for the reply header
 // (and one for its payload), polls them all with MPI_Testsome and sleeps poll_sleep_us between
-// empty polls. assign() copies x into that worker's send buffer and starts non-blocking sends.
-// Workers poll-sleep the same way while they wait for a job. Replies that complete in the same
-// poll are delivered in worker-index order.
+// empty polls. Workers poll-sleep the same way while they wait for a job. Replies that complete in
+// the same poll are delivered in worker-index order.
+//
+// Lean messages. assign() does not copy x per worker: the jobs of one tag carry the same x
+// (method/protocol.h), so rank 0 makes one snapshot per model version, in each precision the
+// workers read, shares it among every job of that tag (a synchronous step's n jobs: one copy
+// instead of n) and keeps it until every send from it has completed; a snapshot no slot holds is
+// reused for a later version. Precision (wire.h): a worker whose half reads the model in float32
+// (Worker::model_precision: a float32 torch model without L2 term) says so in its replies, and is
+// sent x rounded to float from then on (its first job goes in double); since that model rounds x
+// to float itself, this changes nothing it computes. Its payload travels in float32 when every
+// value is exactly a float (a float32 model's own gradients; not, mostly, sums or coded
+// combinations of them), else in double: no value changes on the way, so results equal the
+// simulator's as for a double model. A payload is received straight into the slot's vector
+// (floats widened in place as they arrive) and offered to the master (Reply::owned_payload),
+// which may swap it for a vector of its own instead of copying it.
 //
 // Checkpoints (engine.h, EngineRun::checkpoint). The worker halves live on other ranks, so a
 // consistent cut needs every worker idle. When the hook says a checkpoint is due (asked at every
@@ -68,15 +81,17 @@
 //
 // Messages (8-byte fields, native byte order: every host of a job must share one architecture):
 //   job    rank 0 -> worker: header {kind = job | stop | save | load, tag, model size (load:
-//          state bytes), stop status, lost}; then the model x (doubles) for a job, the state
-//          (bytes, tag state) for a load
+//          state bytes), stop status, lost, bytes per model value}; then the model x (doubles or
+//          floats) for a job, the state (bytes, tag state) for a load
 //   reply  worker -> rank 0: header {kind = reply | error | bye | state, tag, payload size
 //          (state: bytes), versions count, loss, units, job seconds, compute seconds, injected
-//          seconds} followed by the versions (reply), the error text (error; state when the
-//          worker could not save or load), or the worker's statistics (bye); then the payload
-//          (doubles) for a reply, the state (bytes, tag state) for the answer to a save
+//          seconds, bytes per payload value, bytes per value of the model this worker reads}
+//          followed by the versions (reply), the error text (error; state when the worker could
+//          not save or load), or the worker's statistics (bye); then the payload (doubles or
+//          floats) for a reply, the state (bytes, tag state) for the answer to a save
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -99,6 +114,10 @@ enum class Inject {
   kPace,   // pad the job to the modelled Duration.total(); a job whose real compute took longer is
            // counted as an overrun
 };
+
+// The largest model (values) the engine carries: one message of 8 bytes per value, and MPI counts
+// bytes in an int.
+inline constexpr int64_t kMaxDim = INT_MAX / 8;
 
 // The [engine] keys of an MPI run.
 struct MpiOptions {
@@ -181,15 +200,17 @@ class MpiCluster : public Cluster {
   // utilisation (busy / end_time, like the simulator's), median job time, mean round trip
   // (assign to delivery) and its part not spent on the worker's job, late replies drained at
   // shutdown. Rank 0: messages and bytes sent and received, polls, and its own seconds inside
-  // MPI_Testsome calls that received something, in those that did not, in assign() (copying x,
-  // sending) and the master's code. After a clean shutdown, "worker_reported": each worker's own
-  // count of jobs, lifetime, wait time, pace overruns and dropped jobs (null for a worker lost at
-  // the end, which said no goodbye). Lost workers: "worker_timeout" ("adaptive", "fixed" or
-  // "off"), "worker_deadline_s" (the deadline in force at the end; 0 when off),
-  // "launched_with_recovery", per worker "lost_per_worker" (lost at the end of the run),
-  // "losses_per_worker", "rejoins_per_worker" and "lost_time_per_worker" (run time of the last
-  // loss, null if none), and "losses": one {worker, rank, time, tag, elapsed[, rejoined_time]} per
-  // loss (tag: the dropped job's; elapsed: how long it had been out).
+  // MPI_Testsome calls that received something, in those that did not, in assign() (making a
+  // model snapshot, sending) and the master's code; "float32_jobs" and "float32_replies", the jobs
+  // whose model and the replies whose payload travelled in float32 (not carried over a resume).
+  // After a clean shutdown, "worker_reported": each worker's own count of jobs, lifetime, wait
+  // time, pace overruns and dropped jobs (null for a worker lost at the end, which said no
+  // goodbye). Lost workers: "worker_timeout" ("adaptive", "fixed" or "off"), "worker_deadline_s"
+  // (the deadline in force at the end; 0 when off), "launched_with_recovery", per worker
+  // "lost_per_worker" (lost at the end of the run), "losses_per_worker", "rejoins_per_worker" and
+  // "lost_time_per_worker" (run time of the last loss, null if none), and "losses": one {worker,
+  // rank, time, tag, elapsed[, rejoined_time]} per loss (tag: the dropped job's; elapsed: how long
+  // it had been out).
   void to_json(nlohmann::json& out) const;
   // Wall seconds from run() to the end of the run (before shutdown), less excluded time; inside
   // the checkpoint hook's write(), the run's time at the checkpoint.

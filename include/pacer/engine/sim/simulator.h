@@ -16,15 +16,35 @@
 // after an exponential time of mean 1/rate drawn from its own stream Rng(seed, "faults", worker),
 // so they too are the same on every run of the same seed. A run without faults pushes no fault
 // event, so its events are exactly those of a simulator without this feature.
+//
+// Threads (set_threads, engine.threads). With more than one thread, assign() also hands the job's
+// compute() to a ComputePool at once, ahead of virtual time: its inputs (the model sent, the
+// worker's state after its previous job) are already fixed. Its effects are committed in event
+// order: the completion event waits for the computation, and a job that is cancelled or lost
+// before its completion event has the worker's state restored from a snapshot taken (with the
+// worker's checkpoint(), core/state.h) just before it ran. So the events, the replies and the
+// worker states are the same, bit for bit, for any number of threads. A worker that cannot be
+// checkpointed is never computed ahead. Each worker alternates between two output buffers, so a
+// job computed ahead never writes the buffer of the reply being delivered.
+//
+// Computing ahead costs a few microseconds per job (a task, a snapshot of the worker's state), more
+// than a trivial model's whole gradient. Under ComputeAhead::kAuto (the default) the simulator
+// therefore computes the run's first kProbeJobs jobs at their events, timing them, and computes
+// ahead from then on only when they took at least kMinAheadJobSeconds each on average; kAlways
+// computes every job ahead from the start. Which jobs are computed ahead changes only how fast a
+// run goes, never what it computes.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <vector>
 
+#include "pacer/core/compute_pool.h"
 #include "pacer/core/config.h"
 #include "pacer/core/rng.h"
 #include "pacer/engine/sim/event_queue.h"
@@ -72,6 +92,17 @@ class Simulator : public Cluster {
 
   // The failures of the next run() (none by default). Workers must be in [0, timing workers).
   void set_faults(FaultPlan plan) { faults_ = std::move(plan); }
+  // How many threads compute jobs (>= 1, default 1: every job is computed at its completion
+  // event, on the calling thread). See the file comment. Call before run().
+  void set_threads(int threads);
+  int threads() const { return threads_; }
+  enum class ComputeAhead { kAuto, kAlways };
+  static constexpr int kProbeJobs = 24;
+  static constexpr double kMinAheadJobSeconds = 30e-6;
+  void set_compute_ahead(ComputeAhead policy) { ahead_policy_ = policy; }  // before run()
+  // Whether the last run() computed jobs ahead (threads > 1 and, under kAuto, the jobs were long
+  // enough); for tests and benchmarks.
+  bool computed_ahead() const { return ahead_enabled_; }
 
   // Runs the method until master.finished(), max_time, or no event is left. Running out of
   // events while the master is not finished is an Error (the method stalled). After a
@@ -87,8 +118,11 @@ class Simulator : public Cluster {
   // The clock, the pending events, every worker's job (its model, its output if computed) and
   // duration stream, the timer and the statistics (core/state.h). Call between events (from the
   // quiet point, or after run() returned for an interrupt) or, to load, before run(). The worker
-  // halves are their own owner's to save.
+  // halves are their own owner's to save. Saving first undoes every computation ahead (a saved
+  // run holds none: a job not yet computed in virtual time is saved as such); the owner then saves
+  // the worker halves and calls restart_ahead(), which computes the pending jobs ahead again.
   void checkpoint(StateArchive& a);
+  void restart_ahead();
 
   const SimulatorStats& stats() const { return stats_; }
 
@@ -112,21 +146,51 @@ class Simulator : public Cluster {
     bool busy = false;
     uint64_t job_id = 0;  // id of the current job; events of older ids are stale
     Job job;
-    Vec x;  // the model the current job computes at
+    // The model the current job computes at, shared with every worker sent the same model
+    // (set_model()); written only while this worker alone holds it and is not busy.
+    std::shared_ptr<Vec> x;
     double units = 0;
     double start = 0;
     double duration = 0;
     bool computed = false;  // compute() has run; the reply may still be in flight
-    WorkerOutput output;
+    // The current job's output is outputs[current] (current alternates per job when jobs are
+    // computed ahead, and stays 0 otherwise).
+    WorkerOutput outputs[2];
+    int current = 0;
+    WorkerOutput& output() { return outputs[current]; }
+    // A computation ahead of virtual time (threads > 1): its ticket (null: none pending), the
+    // worker's state before it (to undo it), and what compute() threw.
+    ComputePool::Ticket ahead;
+    std::string undo;
+    std::exception_ptr failure;
     Rng rng;
     Rng fault_rng;
     void checkpoint(StateArchive& a);
   };
   // Sets the state of a run's start for `workers` workers.
   void reset(int workers);
+  // The event loop of run().
+  void run_events(Master& master);
+
+  // Gives `s` the model its job is sent: the copy made for the previous assign() when `x` equals
+  // it bit for bit (a synchronous step sends one model to every worker: one copy per step, not
+  // per worker), else a copy in the worker's own earlier buffer when nobody else holds it (an
+  // asynchronous method sends a new model with every job: no allocation), else a new copy.
+  void set_model(WorkerState& s, const Vec& x);
 
   void finish_job(int worker);
   void deliver(int worker, Master& master);
+  // Computing ahead (threads > 1): which workers can be (their checkpoint() works), starting one
+  // job's computation, and finishing one: its result kept (commit) or its effects undone.
+  void find_speculative_workers();
+  void compute_ahead(int worker);
+  void commit_ahead(int worker);
+  void undo_ahead(int worker);
+  // Computes a job at its event; under kAuto, times the first kProbeJobs and decides
+  // ahead_enabled_.
+  void compute_at_event(int worker);
+  // Undoes every computation ahead (before a checkpoint is saved, and when run() returns).
+  void undo_all_ahead();
   // Fault events: schedule_faults pushes the plan's kills and each worker's first random failure.
   void schedule_faults();
   void schedule_random_failure(int worker);
@@ -157,6 +221,14 @@ class Simulator : public Cluster {
   std::function<void()> quiet_point_;
   bool resumed_ = false;  // a checkpoint was loaded: run() continues it
   bool interrupted_ = false;
+  std::shared_ptr<Vec> last_model_;  // set_model()'s last copy
+  int threads_ = 1;
+  std::unique_ptr<ComputePool> pool_;  // threads_ > 1, during run()
+  std::vector<bool> speculative_;      // per worker: may be computed ahead
+  ComputeAhead ahead_policy_ = ComputeAhead::kAuto;
+  bool ahead_enabled_ = false;  // jobs are computed ahead (pool_ and the policy allow it)
+  int probed_jobs_ = 0;         // kAuto: jobs timed at their events so far
+  double probed_seconds_ = 0;   // their wall seconds
 };
 
 }  // namespace pacer
