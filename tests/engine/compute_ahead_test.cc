@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "linear_timing.h"
 #include "pacer/core/compute_pool.h"
 #include "pacer/core/error.h"
 #include "pacer/core/state.h"
@@ -70,20 +71,7 @@ TEST(ComputePool, BackgroundThreadsRunTasksWithoutAWaiter) {
   pool.wait(ticket);
 }
 
-// Worker i takes i + 1 seconds per unit.
-class LinearTiming : public TimingModel {
- public:
-  explicit LinearTiming(int n) : n_(n) {}
-  std::string name() const override { return "linear"; }
-  int num_workers() const override { return n_; }
-  Duration compute_time(int worker, double units, int64_t, Rng&) const override {
-    return Duration{units * (worker + 1), 0};
-  }
-  std::optional<double> mean_unit_time(int worker) const override { return worker + 1; }
-
- private:
-  int n_;
-};
+using testing::LinearTiming;
 
 // A worker with state: payload = x + (jobs it has answered so far). Counts every compute() call,
 // undone or not, in `calls`.

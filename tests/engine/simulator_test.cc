@@ -4,25 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "linear_timing.h"
 #include "pacer/core/error.h"
 
 namespace pacer {
 namespace {
 
-// A timing model whose worker i takes (i + 1) * units seconds.
-class LinearTiming : public TimingModel {
- public:
-  explicit LinearTiming(int n) : n_(n) {}
-  std::string name() const override { return "linear"; }
-  int num_workers() const override { return n_; }
-  Duration compute_time(int worker, double units, int64_t, Rng&) const override {
-    return Duration{units * (worker + 1), 0};
-  }
-  std::optional<double> mean_unit_time(int worker) const override { return worker + 1; }
-
- private:
-  int n_;
-};
+using testing::LinearTiming;
 
 // Worker answering with payload = x + 1 and recording what it computed.
 class EchoWorker : public Worker {
