@@ -265,15 +265,20 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
     }
   };
   if (test_workspace_ && pool_) test_task = pool_->submit(-1, evaluate_test);
-  e.full_loss = pool_ ? objective_.full_gradient(x, full_gradient_, *pool_, slots_)
-                      : objective_.full_gradient(x, full_gradient_, *scratch_);
-  e.grad_norm_sq = full_gradient_.squaredNorm();
-  if (!tilde_weights_.empty()) {
-    std::vector<double> losses = pool_ ? objective_.partition_losses(x, *pool_, slots_)
-                                       : objective_.partition_losses(x, *scratch_);
-    e.tilde_loss = 0;
-    for (size_t i = 0; i < losses.size(); ++i) e.tilde_loss += tilde_weights_[i] * losses[i];
-    e.has_tilde = true;
+  try {
+    e.full_loss = pool_ ? objective_.full_gradient(x, full_gradient_, *pool_, slots_)
+                        : objective_.full_gradient(x, full_gradient_, *scratch_);
+    e.grad_norm_sq = full_gradient_.squaredNorm();
+    if (!tilde_weights_.empty()) {
+      std::vector<double> losses = pool_ ? objective_.partition_losses(x, *pool_, slots_)
+                                         : objective_.partition_losses(x, *scratch_);
+      e.tilde_loss = 0;
+      for (size_t i = 0; i < losses.size(); ++i) e.tilde_loss += tilde_weights_[i] * losses[i];
+      e.has_tilde = true;
+    }
+  } catch (...) {
+    if (test_task) pool_->drop(test_task);  // it writes into this frame: it may not outlive it
+    throw;
   }
   if (test_task) {
     pool_->wait(test_task);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "coding_test_util.h"
 #include "pacer/coding/encoding.h"
 #include "pacer/core/error.h"
 
@@ -28,16 +29,7 @@ std::vector<Case> cases() {
   return result;
 }
 
-// ‖a_Fᵀ B_F − 1ᵀ‖_∞ computed independently of the decoder.
-double definition_residual(const RowMatrix& b, const std::vector<double>& a) {
-  double worst = 0;
-  for (int p = 0; p < b.cols(); ++p) {
-    double column = 0;
-    for (int i = 0; i < b.rows(); ++i) column += a[i] * b(i, p);
-    worst = std::max(worst, std::abs(column - 1.0));
-  }
-  return worst;
-}
+using testing::definition_residual;
 
 TEST(Encoding, TandonRowsHaveSupportSiAndUnitDiagonal) {
   Placement cr(PlacementKind::kCyclic, 12, 3);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "coding_test_util.h"
 #include "pacer/coding/decoder.h"
 
 namespace pacer {
@@ -14,16 +15,7 @@ namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
-// ‖a_Fᵀ B_F − 1ᵀ‖_∞ computed densely, independently of the decoders.
-double definition_residual(const RowMatrix& b, const std::vector<double>& a) {
-  double worst = 0;
-  for (int p = 0; p < b.cols(); ++p) {
-    double column = 0;
-    for (int i = 0; i < b.rows(); ++i) column += a[i] * b(i, p);
-    worst = std::max(worst, std::abs(column - 1.0));
-  }
-  return worst;
-}
+using testing::definition_residual;
 
 // What rounding alone leaves of a_Fᵀ B_F − 1ᵀ: every column sums c products of magnitude at most
 // max|a|·max|B_ip|, and a itself comes out of sums of at most n terms of that size (the

@@ -109,17 +109,19 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
       schedule_faults();
     }
     run_events(master);
+    // Jobs computed ahead whose completion lies beyond the end never ran in virtual time.
+    undo_all_ahead();
   } catch (...) {
-    // No computation may outlive the run: the worker halves may go next.
+    // No computation may outlive the run (the worker halves may go next): those not started are
+    // dropped, the others waited for.
     for (WorkerState& s : state_) {
-      if (s.ahead) pool_->wait(s.ahead);
+      if (s.ahead) pool_->drop(s.ahead);
+      s.ahead.reset();
     }
     pool_.reset();
     workers_ = nullptr;
     throw;
   }
-  // Jobs computed ahead whose completion lies beyond the end never ran in virtual time.
-  undo_all_ahead();
   pool_.reset();
   stats_.end_time = now_;
   workers_ = nullptr;
