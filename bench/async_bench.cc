@@ -22,6 +22,7 @@
 #include "pacer/model/eigen_models.h"
 #include "pacer/model/objective.h"
 #include "pacer/timing/timing_model.h"
+#include "step_limit_monitor.h"
 
 namespace pacer {
 namespace {
@@ -29,11 +30,6 @@ namespace {
 constexpr int kWorkers = 12;
 constexpr int kRowsPerWorker = 8;
 constexpr int64_t kUpdates = 20000;
-
-class CountingMonitor : public Monitor {
- public:
-  bool on_update(const UpdateRecord& record, const Vec&) override { return record.step < kUpdates; }
-};
 
 std::shared_ptr<const Objective> trivial_objective() {
   Rng rng(1, "bench-data");
@@ -63,7 +59,7 @@ void BM_SimulatedUpdates(benchmark::State& state, const std::string& name) {
 
   int64_t arrivals = 0;
   for (auto _ : state) {
-    CountingMonitor monitor;
+    StepLimitMonitor monitor(kUpdates);
     Trainer trainer(Vec::Zero(1), Optimizer(options), monitor);
     std::unique_ptr<TrainingMaster> master = method->make_master(trainer);
     std::vector<std::unique_ptr<Worker>> workers;

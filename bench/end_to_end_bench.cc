@@ -28,7 +28,6 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -37,12 +36,14 @@
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/core/log.h"
 #include "pacer/engine/sim/simulator.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/plot.h"
 #include "pacer/experiment/timeline.h"
 #include "pacer/method/method.h"
 #include "pacer/timing/timing_model.h"
+#include "step_limit_monitor.h"
 
 namespace pacer {
 namespace {
@@ -77,19 +78,6 @@ name = "asgd"
                      kWorkers, updates, std::max<int64_t>(1, updates / 10), kWorkers * 8);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point begin) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-}
-
-class CountingMonitor : public Monitor {
- public:
-  explicit CountingMonitor(int64_t updates) : updates_(updates) {}
-  bool on_update(const UpdateRecord& record, const Vec&) override { return record.step < updates_; }
-
- private:
-  int64_t updates_;
-};
-
 // The engine alone on the run's problem: async_bench's loop. Returns wall seconds.
 double engine_seconds(const Config& config, int64_t updates) {
   const Problem problem = build_problem(config, 1);
@@ -98,8 +86,8 @@ double engine_seconds(const Config& config, int64_t updates) {
       make_method(config, MethodSetup{problem.objective, timing.get(), kWorkers, 1});
   OptimizerOptions options;
   options.lr = 0.01;
-  const auto begin = std::chrono::steady_clock::now();
-  CountingMonitor monitor(updates);
+  const double begin = steady_seconds();
+  StepLimitMonitor monitor(updates);
   Trainer trainer(Vec::Zero(problem.objective->dim()), Optimizer(options), monitor);
   std::unique_ptr<TrainingMaster> master = method->make_master(trainer);
   std::vector<std::unique_ptr<Worker>> workers;
@@ -107,7 +95,7 @@ double engine_seconds(const Config& config, int64_t updates) {
   Simulator simulator(*timing, CommModel{}, 1);
   simulator.run(*master, workers);
   benchmark::DoNotOptimize(trainer.x().data());
-  const double seconds = seconds_since(begin);
+  const double seconds = steady_seconds() - begin;
   if (trainer.steps() != updates) {
     std::fprintf(stderr, "engine: %lld updates, expected %lld\n",
                  static_cast<long long>(trainer.steps()), static_cast<long long>(updates));
@@ -125,17 +113,17 @@ double run_seconds(const Config& config, const std::string& dir) {
   RunOptions options;
   options.out_dir = dir;
   options.timeline_figure = true;
-  const auto begin = std::chrono::steady_clock::now();
+  const double begin = steady_seconds();
   run_experiment(config, options);
-  return seconds_since(begin);
+  return steady_seconds() - begin;
 }
 
 // The run's two figures drawn again on its folder. Returns wall seconds.
 double figure_seconds(const std::string& dir) {
-  const auto begin = std::chrono::steady_clock::now();
+  const double begin = steady_seconds();
   write_run_figure(dir, "asgd, seed 1", {}, "full");
   write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{}, "asgd, seed 1");
-  return seconds_since(begin);
+  return steady_seconds() - begin;
 }
 
 struct Result {

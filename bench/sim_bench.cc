@@ -11,6 +11,7 @@
 #include "pacer/engine/sim/simulator.h"
 #include "pacer/method/method.h"
 #include "pacer/model/eigen_models.h"
+#include "step_limit_monitor.h"
 
 namespace pacer {
 namespace {
@@ -60,15 +61,6 @@ void BM_EngineOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineOnly)->Arg(12)->Arg(100)->Unit(benchmark::kMillisecond);
 
-class NullMonitor : public Monitor {
- public:
-  explicit NullMonitor(int64_t steps) : steps_(steps) {}
-  bool on_update(const UpdateRecord& r, const Vec&) override { return r.step < steps_; }
-
- private:
-  int64_t steps_;
-};
-
 void BM_SyncMethodTrivialModel(benchmark::State& state, const char* method_toml) {
   const int n = 12;
   Rng rng(1, "bench");
@@ -84,7 +76,7 @@ void BM_SyncMethodTrivialModel(benchmark::State& state, const char* method_toml)
   auto method = make_method(config, MethodSetup{objective, timing.get(), n, 1});
   uint64_t events = 0;
   for (auto _ : state) {
-    NullMonitor monitor(20000);
+    StepLimitMonitor monitor(20000);
     Trainer trainer(Vec::Zero(1), Optimizer(OptimizerOptions{}), monitor);
     auto master = method->make_master(trainer);
     std::vector<std::unique_ptr<Worker>> workers;

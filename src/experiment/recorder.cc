@@ -287,12 +287,7 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
   }
   if (test_failure) std::rethrow_exception(test_failure);
   RowText row;
-  row.number(at.time);
-  row.put(',');
-  row.integer(at.step);
-  row.put(',');
-  row.number(at.work_units);
-  row.put(',');
+  write_position(row, at);
   e.write_csv(row);
   evals_ += row.text();
   ++evaluations_;
@@ -311,14 +306,18 @@ bool Recorder::evaluation_due(const UpdateRecord& record) {
   return due;
 }
 
-void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
-  RowText row;
+void Recorder::write_position(RowText& row, const UpdateRecord& r) {
   row.number(r.time, column_cache_[0]);
   row.put(',');
   row.integer(r.step);
   row.put(',');
   row.number(r.work_units, column_cache_[1]);
   row.put(',');
+}
+
+void Recorder::append_row(const UpdateRecord& r, const Evaluated* e) {
+  RowText row;
+  write_position(row, r);
   row.number(r.loss);
   row.put(',');
   row.number(r.grad_norm);
@@ -395,9 +394,10 @@ void Recorder::continue_log() {
   }
 }
 
-void Recorder::stream(bool evaluated, double now) {
+void Recorder::stream(bool evaluated) {
   if (!log_file_.is_open()) return;
-  constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
+  constexpr uint64_t kMaxPending = 1 << 20;    // bytes collected before a flush at the latest
+  const double now = coarse_steady_seconds();  // read at every update: the cheap clock
   if (evaluated || now - last_flush_wall_ >= stream_interval_s_ ||
       log_file_.pending() >= kMaxPending) {
     log_file_.flush();
@@ -427,13 +427,8 @@ double Recorder::budget_done(const UpdateRecord& r) const {
   return std::clamp(done, 0.0, 1.0);
 }
 
-void Recorder::show_progress(const UpdateRecord& r, double now) {
-  // The progress line's own clock is read at most every kProgressCheck seconds, and the status is
-  // built only when it is shown.
-  constexpr double kProgressCheck = 0.05;
-  if (now - last_progress_check_ < kProgressCheck) return;
-  last_progress_check_ = now;
-  if (!progress_.due()) return;
+void Recorder::show_progress(const UpdateRecord& r) {
+  if (!progress_.due()) return;  // the status is built only when it is shown
   progress_.update(fmt::format("step {}  t={:.1f}  loss {:.4f}", r.step, r.time, r.loss),
                    budget_done(r));
 }
@@ -472,15 +467,13 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   last_evaluated_ = due;
   if (eval) final_ = eval;
   append_row(record, eval ? &*eval : nullptr);
-  // One cheap clock read per update serves the flush and the progress line.
-  const double now = coarse_steady_seconds();
-  const bool going_on = keep_running(record, eval, x, now);
-  if (going_on) stream(due, now);  // a run that ends now is written whole by run_experiment
+  const bool going_on = keep_running(record, eval, x);
+  if (going_on) stream(due);  // a run that ends now is written whole by run_experiment
   return going_on;
 }
 
 bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval,
-                            const Vec& x, double now) {
+                            const Vec& x) {
   if (!std::isfinite(record.loss) || !x.allFinite()) {
     status_ = "diverged";
     divergence_ = "the loss or the model became non-finite";
@@ -495,7 +488,7 @@ bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Eval
   } else {
     check_target(record.loss, record);
   }
-  show_progress(record, now);
+  show_progress(record);
 
   const bool all_reached =
       !reached_.empty() &&

@@ -222,23 +222,22 @@ class Recorder : public Monitor {
   };
   Evaluated evaluate(const Vec& x, const UpdateRecord& at);
   bool evaluation_due(const UpdateRecord& record);
+  // Writes "time,step,work_units," of `record`: the first columns of log.csv and evals.csv.
+  void write_position(RowText& row, const UpdateRecord& record);
   void append_row(const UpdateRecord& record, const Evaluated* eval);
-  // Whether the run goes on after `record` (the stop rules; sets status_ when not). `now`:
-  // coarse_steady_seconds() at this update.
-  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x,
-                    double now);
+  // Whether the run goes on after `record` (the stop rules; sets status_ when not).
+  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x);
   // log.csv, in memory or streamed: its length, appending, cutting it to `length` bytes.
   uint64_t log_length() const;
   void append_log(std::string_view text);
   void cut_log(uint64_t length);
-  // When streaming, after a row: flushes when due and calls the snapshot listener. `now`:
-  // coarse_steady_seconds().
-  void stream(bool evaluated, double now);
+  // When streaming, after a row: flushes when due and calls the snapshot listener.
+  void stream(bool evaluated);
   // Gives the last row the final evaluation's columns.
   void fill_last_row(const Evaluated& e);
   // The part of the budget (max_steps, max_time, max_work: the nearest) done at `r`, in [0, 1].
   double budget_done(const UpdateRecord& r) const;
-  void show_progress(const UpdateRecord& r, double now);
+  void show_progress(const UpdateRecord& r);
   void check_target(double loss, const UpdateRecord& record);
   // Applies the divergence growth rule (StopRules) to one reported, finite loss; true when it
   // fires (divergence_ then says why).
@@ -260,7 +259,6 @@ class Recorder : public Monitor {
   double stream_interval_s_ = 2;
   double last_flush_wall_ = 0;
   double last_snapshot_wall_ = 0;
-  double last_progress_check_ = 0;  // coarse_steady_seconds() when show_progress last looked
   std::function<void()> snapshot_listener_;
   int64_t last_row_start_ = -1;    // where log.csv's last row starts; -1 = no row
   std::string last_row_;           // that row

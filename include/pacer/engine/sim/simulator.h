@@ -95,7 +95,6 @@ class Simulator : public Cluster {
   // How many threads compute jobs (>= 1, default 1: every job is computed at its completion
   // event, on the calling thread). See the file comment. Call before run().
   void set_threads(int threads);
-  int threads() const { return threads_; }
   enum class ComputeAhead { kAuto, kAlways };
   static constexpr int kProbeJobs = 24;
   static constexpr double kMinAheadJobSeconds = 30e-6;
