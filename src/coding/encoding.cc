@@ -432,16 +432,4 @@ CyclicEncoding make_cyclic_encoding(const Placement& placement, uint64_t seed,
   return search_encoding(placement, seed, options);
 }
 
-std::string construction_name(CyclicConstruction construction) {
-  switch (construction) {
-    case CyclicConstruction::kAuto:
-      return "auto";
-    case CyclicConstruction::kSearch:
-      return "search";
-    case CyclicConstruction::kCirculant:
-      return "circulant";
-  }
-  return "?";
-}
-
 }  // namespace pacer

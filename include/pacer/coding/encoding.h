@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -215,9 +214,6 @@ struct CyclicEncoding {
 // Requires a cyclic placement.
 CyclicEncoding make_cyclic_encoding(const Placement& placement, uint64_t seed,
                                     const CyclicEncodingOptions& options = {});
-
-// "search" or "circulant".
-std::string construction_name(CyclicConstruction construction);
 
 // ---- implementation of the template above ----
 
