@@ -18,6 +18,8 @@
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/job_log.h"
 #include "pacer/method/method.h"
+#include "pacer/method/optimizer.h"
+#include "pacer/experiment/verdict.h"
 #include "pacer/timing/timing_model.h"
 
 namespace pacer {
@@ -100,89 +102,6 @@ JobsTrace read_trace(const std::string& path) {
   return trace;
 }
 
-// A seed's time to the first target, NaN when it missed it.
-double time_to_target(const SeedRun& r) { return r.reached ? r.time_to_target : kNotAvailable; }
-
-// DGD's time over the method's, per seed on which both reached the target.
-Estimate speedup_over(const MethodResult& m, const MethodResult& dgd) {
-  std::vector<double> ratios;
-  for (size_t k = 0; k < m.runs.size() && k < dgd.runs.size(); ++k) {
-    const double a = time_to_target(dgd.runs[k]), b = time_to_target(m.runs[k]);
-    if (!std::isnan(a) && !std::isnan(b) && b > 0) ratios.push_back(a / b);
-  }
-  return estimate(ratios);
-}
-
-// The methods of `c` from best to worst by its criterion (ties: the order given).
-std::vector<const MethodResult*> ranking(const Comparison& c) {
-  std::vector<const MethodResult*> order;
-  for (const MethodResult& m : c.methods) order.push_back(&m);
-  const bool has_target = !c.targets.empty();
-  std::stable_sort(order.begin(), order.end(), [&](const MethodResult* a, const MethodResult* b) {
-    return criterion_score(*a, has_target) < criterion_score(*b, has_target);
-  });
-  return order;
-}
-
-const MethodResult* find_method(const Comparison& c, const std::string& spec) {
-  for (const MethodResult& m : c.methods) {
-    if (m.spec == spec) return &m;
-  }
-  return nullptr;
-}
-
-// The ranking of one scenario as a Markdown table.
-std::string ranking_table(const Comparison& c) {
-  const bool has_target = !c.targets.empty();
-  const MethodResult* dgd = find_method(c, "dgd");
-  std::string out = has_target
-                        ? "| rank | method | time to target (s) | reached | time per step (s) "
-                          "| speedup over DGD |\n|---|---|---|---|---|---|\n"
-                        : "| rank | method | final F | time per step (s) |\n|---|---|---|---|\n";
-  int rank = 0;
-  for (const MethodResult* m : ranking(c)) {
-    ++rank;
-    if (!has_target) {
-      fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} |\n", rank, m->spec,
-                     format_estimate(m->final_loss, "{:.4g}"),
-                     format_estimate(m->step_time, "{:.4g}"));
-      continue;
-    }
-    const std::string speedup = dgd ? format_estimate(speedup_over(*m, *dgd), "{:.2f}") : "—";
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {}/{} | {} | {} |\n", rank, m->spec,
-                   format_estimate(m->time_to_target, "{:.4g}"), m->reached, m->runs.size(),
-                   format_estimate(m->step_time, "{:.4g}"), speedup);
-  }
-  return out;
-}
-
-// "pgc-fr:s=2: time to target 12.3 [11.0, 13.6] s (5/5 seeds reached it), speedup over DGD 1.84
-// [1.70, 1.98]" (the speedup: DGD's time over the method's, per seed).
-std::string describe_choice(const Comparison& c, const MethodResult& m) {
-  const MethodResult* dgd = find_method(c, "dgd");
-  if (c.targets.empty()) {
-    return fmt::format("{}: final F {} at {}", m.spec, format_estimate(m.final_loss, "{:.4g}"),
-                       c.budget.describe());
-  }
-  std::string text =
-      fmt::format("{}: time to target {} s ({}/{} seeds reached it)", m.spec,
-                  format_estimate(m.time_to_target, "{:.4g}"), m.reached, m.runs.size());
-  if (dgd && &m != dgd) {
-    text += fmt::format(", speedup over DGD {}", format_estimate(speedup_over(m, *dgd), "{:.2f}"));
-  }
-  return text;
-}
-
-// The top three of a ranking: "a > b > c".
-std::string top_three(const Comparison& c) {
-  std::vector<std::string> names;
-  for (const MethodResult* m : ranking(c)) {
-    if (names.size() == 3) break;
-    names.push_back(m->spec);
-  }
-  return fmt::format("{}", fmt::join(names, " > "));
-}
-
 // The trace's shape for the report: rows, workers, per-worker means, the pooled median.
 std::string describe_trace(const std::string& text) {
   std::map<long, std::vector<double>> rows;
@@ -219,44 +138,294 @@ std::string describe_trace(const std::string& text) {
   return out;
 }
 
-// A scenario's comparison, its folder under `out`.
-CompareResult compare_scenario(const Config& base, const Scenario& scenario,
-                               const std::vector<std::string>& specs, const AdviseOptions& options,
-                               const std::string& out) {
+// The value of a budget of kind `kind` at which seed run `r` reached the target.
+double at_target(const SeedRun& r, Budget::Kind kind) {
+  switch (kind) {
+    case Budget::Kind::kSteps:
+      return r.steps_to_target;
+    case Budget::Kind::kTime:
+      return r.time_to_target;
+    case Budget::Kind::kWork:
+      return r.work_to_target;
+  }
+  return kNotAvailable;
+}
+
+// A budget as --budget takes it: "time=120", "steps=300" (rounded up: whole steps).
+std::string budget_text(Budget::Kind kind, double value) {
+  switch (kind) {
+    case Budget::Kind::kSteps:
+      return fmt::format("steps={}", static_cast<int64_t>(std::ceil(value)));
+    case Budget::Kind::kTime:
+      return fmt::format("time={}", value);
+    case Budget::Kind::kWork:
+      return fmt::format("work={}", value);
+  }
+  return "";
+}
+
+bool reached_everywhere(const MethodResult& m) {
+  return !m.runs.empty() && m.reached == static_cast<int>(m.runs.size());
+}
+
+// The method that reached the target on every seed with the best criterion (nullptr: none).
+const MethodResult* full_leader(const Comparison& c) {
+  const MethodResult* best = nullptr;
+  for (const MethodResult& m : c.methods) {
+    if (!reached_everywhere(m)) continue;
+    if (!best || criterion_score(m, true) < criterion_score(*best, true)) best = &m;
+  }
+  return best;
+}
+
+// What one series of comparisons runs: the methods, the seeds, where.
+struct Round {
+  Config base;
+  std::vector<std::string> specs;
+  uint64_t first_seed = 1;
+  int seeds = 1;
+  std::string folder;
+  std::string baseline;  // "" or one of specs
+};
+
+// Runs `round` at `budget` ("" = compare's default), then, while no method reached the target on
+// every seed and `growth` > 0, reruns the methods that missed a seed at `growth` times the budget
+// (at most `max_rounds` times). A run that stopped at its target is the same at any larger budget,
+// so the methods that reached it everywhere keep their runs. Returns the merged comparison at the
+// last budget; every round's runs stay in <folder>/round<k>/.
+Comparison run_extending(const Round& round, const std::string& budget, double growth,
+                         int max_rounds) {
+  Comparison merged;
+  std::vector<std::string> pending = round.specs;
+  std::string next_budget = budget;
+  for (int k = 1;; ++k) {
+    Config config = round.base;
+    config.set_int("seed", static_cast<int64_t>(round.first_seed));
+    CompareOptions options;
+    options.methods = pending;
+    options.seeds = round.seeds;
+    options.budget = next_budget;
+    options.out_dir = fmt::format("{}/round{}", round.folder, k);
+    const bool has_baseline = std::find(pending.begin(), pending.end(), round.baseline) !=
+                              pending.end();
+    options.baseline = has_baseline ? round.baseline : "";
+    Comparison c = run_comparison(config, options).comparison;
+    for (MethodResult& m : c.methods) {
+      for (SeedRun& r : m.runs) r.folder = fmt::format("round{}/{}", k, r.folder);
+    }
+    if (merged.methods.empty()) {
+      merged = std::move(c);
+    } else {
+      for (MethodResult& m : c.methods) {
+        *std::find_if(merged.methods.begin(), merged.methods.end(),
+                      [&](const MethodResult& old) { return old.spec == m.spec; }) = std::move(m);
+      }
+      merged.budget = c.budget;
+    }
+    if (merged.targets.empty() || full_leader(merged) || growth <= 0 || k > max_rounds) break;
+    pending.clear();
+    for (const MethodResult& m : merged.methods) {
+      if (!reached_everywhere(m)) pending.push_back(m.spec);
+    }
+    next_budget = budget_text(merged.budget.kind, merged.budget.value * growth);
+    log_info("advise: no method reached the target on every seed within {}; trying {}",
+             merged.budget.describe(), next_budget);
+  }
+  merged.baseline = round.baseline;
+  return merged;
+}
+
+// The tuning grid: options.tune, or optimizer.lr at lr/3, lr, 3·lr.
+std::pair<std::string, std::vector<std::string>> tuning_grid(const Config& base,
+                                                             const AdviseOptions& options) {
+  if (options.tune == "none") return {"", {}};
+  if (!options.tune.empty()) {
+    const size_t eq = options.tune.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == options.tune.size()) {
+      fail("--tune '{}': expected KEY=v1,v2,... (or none)", options.tune);
+    }
+    return {options.tune.substr(0, eq), split_method_list(options.tune.substr(eq + 1))};
+  }
+  const double lr = base.get_double("optimizer.lr", OptimizerOptions{}.lr);
+  return {"optimizer.lr",
+          {fmt::format("{:.4g}", lr / 3), fmt::format("{:.4g}", lr), fmt::format("{:.4g}", 3 * lr)}};
+}
+
+// What tuning chose: each candidate's spec with its value, and how the budget was found.
+struct Tuned {
+  std::vector<std::string> specs;   // with ":KEY=value" appended when tuned
+  std::vector<std::string> values;  // per candidate; "" without tuning
+  std::string key;
+  std::vector<std::string> grid;
+  Budget budget;             // the tuning runs' final budget
+  std::string leader;        // the tuning leader, "" when none reached the target everywhere
+  double leader_slowest = 0;  // its slowest tuning seed, in the budget's unit
+};
+
+Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
+                      const AdviseOptions& options, uint64_t first_seed) {
+  Tuned t;
+  std::tie(t.key, t.grid) = tuning_grid(base, options);
+  Round round{base, {}, first_seed + static_cast<uint64_t>(options.seeds), options.tuning_seeds,
+              options.out_dir + "/tuning", ""};
+  for (const std::string& spec : specs) {
+    if (t.grid.empty()) round.specs.push_back(spec);
+    for (const std::string& value : t.grid) {
+      round.specs.push_back(spec + ":" + t.key + "=" + value);
+    }
+  }
+  log_info("advise: tuning {} on seeds {}..{} ({} runs a round)",
+           t.key.empty() ? "nothing" : t.key, round.first_seed,
+           round.first_seed + static_cast<uint64_t>(round.seeds) - 1,
+           round.specs.size() * static_cast<size_t>(round.seeds));
+  const bool user_budget = !options.budget.empty();
+  const Comparison c = run_extending(round, options.budget, user_budget ? 0 : 4, 6);
+  t.budget = c.budget;
+  if (const MethodResult* leader = full_leader(c)) {
+    t.leader = leader->spec;
+    for (const SeedRun& r : leader->runs) {
+      t.leader_slowest = std::max(t.leader_slowest, at_target(r, c.budget.kind));
+    }
+  }
+  const size_t values = std::max<size_t>(1, t.grid.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    size_t best = 0;
+    for (size_t v = 1; v < values; ++v) {
+      const bool has_target = !c.targets.empty();
+      if (criterion_score(c.methods[i * values + v], has_target) <
+          criterion_score(c.methods[i * values + best], has_target)) {
+        best = v;
+      }
+    }
+    t.specs.push_back(c.methods[i * values + best].spec);
+    t.values.push_back(t.grid.empty() ? "" : t.grid[best]);
+  }
+  return t;
+}
+
+// DGD's times to the target on every seed of `c`, running DGD alone with a larger budget (×2 at a
+// time, at most 64 times c's) when it missed some within c's budget. Empty when DGD is not in
+// `c`; `note` says what was done.
+std::vector<double> dgd_times(const Round& reported, const Comparison& c, std::string& note) {
+  const auto dgd = std::find_if(c.methods.begin(), c.methods.end(), [](const MethodResult& m) {
+    return m.spec.rfind("dgd", 0) == 0 && (m.spec.size() == 3 || m.spec[3] == ':');
+  });
+  if (dgd == c.methods.end() || c.targets.empty()) return {};
+  const MethodResult* source = &*dgd;
+  Comparison extended;
+  if (!reached_everywhere(*dgd)) {
+    Round alone = reported;
+    alone.specs = {dgd->spec};
+    alone.folder = reported.folder + "/dgd-extended";
+    alone.baseline = "";
+    extended = run_extending(alone, budget_text(c.budget.kind, c.budget.value * 2), 2, 5);
+    source = &extended.methods.front();
+    note = reached_everywhere(*source)
+               ? fmt::format("DGD alone was run with {} to reach the target on every seed",
+                             extended.budget.describe())
+               : fmt::format("DGD missed the target on some seeds even with {}: its times are "
+                             "lower bounds",
+                             extended.budget.describe());
+  }
+  return criterion_values(extended.methods.empty() ? c : extended, *source);
+}
+
+// The answer's ranking of one scenario: rank, method, stepsize, reached, time to target, ratio to
+// the leader, speedup over DGD.
+std::string ranking_table(const Comparison& c, const Verdict& v, const std::vector<double>& dgd) {
+  const bool has_target = !c.targets.empty();
+  std::vector<size_t> order(c.methods.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return criterion_score(c.methods[a], has_target) < criterion_score(c.methods[b], has_target);
+  });
+  std::string out = fmt::format(
+      "| rank | method | reached | {} | × leader | speedup over DGD |\n|---|---|---|---|---|---|\n",
+      has_target ? "time to target (s)" : "final F");
+  int rank = 0;
+  for (size_t i : order) {
+    const MethodResult& m = c.methods[i];
+    std::string speedup = "—";
+    if (!dgd.empty() && has_target) {
+      const Estimate s = paired_ratio(dgd, criterion_values(c, m), m.runs.size() - m.reached);
+      if (!s.empty()) speedup = (s.censored > 0 ? "≤ " : "") + format_estimate(s, "{:.2f}");
+    }
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {}/{} | {} | {} | {} |\n", ++rank, m.spec,
+                   m.reached, m.runs.size(),
+                   format_estimate(has_target ? m.time_to_target : m.final_loss,
+                                   has_target ? "{:.4g}" : "{:.4g}"),
+                   format_versus_leader(v, i), speedup);
+  }
+  return out;
+}
+
+// One scenario's comparison, verdict and DGD times.
+struct ScenarioResult {
+  CompareResult compare;
+  std::vector<double> dgd;  // DGD's times per seed (extended when needed); empty: none
+  std::string dgd_note;
+};
+
+ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const Tuned& tuned,
+                            const std::string& budget, const AdviseOptions& options,
+                            uint64_t first_seed, bool extend_dgd) {
   Config config = base;
   for (const std::string& setting : scenario.settings) config.set(setting);
-  CompareOptions compare;
-  compare.methods = specs;
-  compare.seeds = options.seeds;
-  compare.budget = options.budget;
-  compare.out_dir = out + "/" + scenario.folder;
-  if (std::find(specs.begin(), specs.end(), "dgd") != specs.end()) compare.baseline = "dgd";
-  log_info("advise: {} ({} methods x {} seeds)", scenario.name, specs.size(), options.seeds);
-  return run_comparison(config, compare);
+  Round round{config, tuned.specs, first_seed, options.seeds,
+              options.out_dir + "/" + scenario.folder, ""};
+  for (const std::string& spec : tuned.specs) {
+    if (spec == "dgd" || spec.rfind("dgd:", 0) == 0) round.baseline = spec;
+  }
+  log_info("advise: {} ({} methods x {} seeds)", scenario.name, tuned.specs.size(), options.seeds);
+  const bool user_budget = !options.budget.empty();
+  ScenarioResult result;
+  Comparison c = run_extending(round, budget, user_budget ? 0 : 2, 5);
+  if (extend_dgd) result.dgd = dgd_times(round, c, result.dgd_note);
+  result.compare = finish_comparison(std::move(c), round.folder);
+  return result;
+}
+
+// "recommended: ..." or "no recommendation: ..." for the measured scenario.
+std::string recommendation(const ScenarioResult& r) {
+  const Comparison& c = r.compare.comparison;
+  const Verdict& v = r.compare.verdict;
+  if (!v.decided()) return "no recommendation: " + describe_verdict(c, v) + "\n";
+  const MethodResult& best = c.methods[static_cast<size_t>(v.leader)];
+  std::string text = fmt::format("recommended: {}: {} {} s on {}/{} seeds", best.spec,
+                                 v.criterion, format_estimate(best.time_to_target, "{:.4g}"),
+                                 best.reached, best.runs.size());
+  if (!c.targets.empty() && !r.dgd.empty() && best.spec.rfind("dgd", 0) != 0) {
+    const Estimate s = paired_ratio(r.dgd, criterion_values(c, best));
+    text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
+                        format_estimate(s, "{:.2f}"), s.n,
+                        r.dgd_note.empty() ? "" : "; " + r.dgd_note);
+  }
+  return text + "\n  (" + describe_verdict(c, v) + ")\n";
 }
 
 std::string report_text(const AdviseOptions& options, const std::string& trace_summary,
-                        const Candidates& candidates, const std::vector<CompareResult>& results,
+                        const Candidates& candidates, const std::vector<ScenarioResult>& results,
                         const std::string& answer) {
   std::string out = "# Which method for this cluster?\n\n";
   fmt::format_to(std::back_inserter(out),
-                 "Every applicable method simulated on the measured job times of `{}` "
-                 "(replayed by bootstrap, {} seeds per method), ranked by {}.\n\n"
+                 "Every applicable method simulated on the measured job times of `{}` (replayed "
+                 "by bootstrap), its stepsize tuned on seeds it is not reported on, every method "
+                 "with the same budget, judged by one rule (pacer compare's verdict).\n\n"
                  "## The answer\n\n```\n{}```\n\n## The trace\n\n{}\n",
-                 options.trace, options.seeds, results.front().comparison.criterion, answer,
-                 trace_summary);
+                 options.trace, answer, trace_summary);
   for (size_t k = 0; k < results.size(); ++k) {
     const Scenario& scenario = scenarios()[k];
-    const Comparison& c = results[k].comparison;
+    const Comparison& c = results[k].compare.comparison;
     fmt::format_to(
         std::back_inserter(out),
-        "## {} ({})\n\nBudget: {}. Runs and the full comparison report: "
-        "[{}/report.md]({}/report.md).\n\n{}\n"
-        "![loss]({}/loss.png)\n\n",
+        "## {} ({})\n\nBudget: {}. Verdict: {}\n\nRuns and the full comparison report: "
+        "[{}/report.md]({}/report.md).\n\n{}\n![loss]({}/loss.png)\n\n",
         scenario.name,
         scenario.settings.empty() ? "the trace as measured"
                                   : fmt::format("{}", fmt::join(scenario.settings, ", ")),
-        c.budget.describe(), scenario.folder, scenario.folder, ranking_table(c), scenario.folder);
+        c.budget.describe(), describe_verdict(c, results[k].compare.verdict), scenario.folder,
+        scenario.folder, ranking_table(c, results[k].compare.verdict, results[k].dgd),
+        scenario.folder);
     if (!c.targets.empty()) {
       fmt::format_to(std::back_inserter(out), "![time to target]({}/time_to_target.png)\n\n",
                      scenario.folder);
@@ -271,27 +440,17 @@ std::string report_text(const AdviseOptions& options, const std::string& trace_s
   return out;
 }
 
-}  // namespace
-
-std::string run_advise(const Config& config, const AdviseOptions& options) {
-  if (options.out_dir.empty()) fail("pacer advise: an output folder is required (--out)");
-  if (options.seeds < 2)
-    fail("--seeds {}: expected at least 2 (intervals need two)", options.seeds);
-  make_directories(options.out_dir);
-  const JobsTrace measured_trace = read_trace(options.trace);
-  const std::string& trace = measured_trace.csv;
-  const std::string trace_path = options.out_dir + "/trace.csv";
-  write_file_atomic(trace_path, trace);
-
+// The base configuration: the trace replayed, the message latency a job log shows.
+Config replay_config(const Config& config, const AdviseOptions& options,
+                     const JobsTrace& measured, const std::string& trace_path,
+                     std::string& latency_note) {
   Config base = config;
-  // A job log also shows what messages cost: unless the configuration says, runs replay that.
-  std::string latency_note;
-  if (!std::isnan(measured_trace.latency) && !base.has("timing.latency")) {
-    base.set_double("timing.latency", measured_trace.latency);
+  if (!std::isnan(measured.latency) && !base.has("timing.latency")) {
+    base.set_double("timing.latency", measured.latency);
     latency_note = fmt::format(
         "message latency {:.3g} s per message, from the job log (half the median time from "
         "assignment to delivery not spent computing)\n",
-        measured_trace.latency);
+        measured.latency);
   }
   base.set_string("timing.model", "trace");
   base.set_string("timing.file", std::filesystem::absolute(trace_path).string());
@@ -309,6 +468,53 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   } catch (const Error& e) {
     fail("{} (the durations of {})", e.what(), options.trace);
   }
+  return base;
+}
+
+// The first lines of the answer: criterion, seeds, stepsizes, budget.
+std::string answer_header(const AdviseOptions& options, const Comparison& c, const Tuned& tuned,
+                          uint64_t first_seed) {
+  std::string out = fmt::format(
+      "criterion: {} (compare's verdict: every seed must reach the target, paired 95 % "
+      "intervals)\nseeds: {}..{} reported",
+      c.targets.empty() ? "final F at equal budget"
+                        : fmt::format("time to F ≤ {:g} ({})", c.targets.front(),
+                                      c.target_on == "full" ? "the full training loss"
+                                                            : "the reported minibatch loss"),
+      first_seed, first_seed + static_cast<uint64_t>(options.seeds) - 1);
+  if (!tuned.key.empty()) {
+    out += fmt::format("; {} tuned on seeds {}..{} over {{{}}}", tuned.key,
+                       first_seed + static_cast<uint64_t>(options.seeds),
+                       first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds) - 1,
+                       fmt::join(tuned.grid, ", "));
+  }
+  out += fmt::format("\nbudget: {} per run", c.budget.describe());
+  if (options.budget.empty() && !tuned.leader.empty()) {
+    out += fmt::format(" ({} × {:.4g}, the slowest tuning seed of {}, the tuning leader{})",
+                       options.budget_multiple, tuned.leader_slowest, tuned.leader,
+                       c.budget.describe() == tuned.budget.describe() ? "" : "; extended since");
+  } else if (!options.budget.empty()) {
+    out += " (--budget)";
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string run_advise(const Config& config, const AdviseOptions& options) {
+  if (options.out_dir.empty()) fail("pacer advise: an output folder is required (--out)");
+  if (options.seeds < 2) fail("--seeds {}: expected at least 2 (intervals need two)", options.seeds);
+  if (options.tuning_seeds < 1) fail("--tune-seeds {}: expected at least 1", options.tuning_seeds);
+  if (!(options.budget_multiple >= 1)) {
+    fail("--budget-multiple {}: expected a number >= 1", options.budget_multiple);
+  }
+  make_directories(options.out_dir);
+  const JobsTrace measured_trace = read_trace(options.trace);
+  const std::string trace_path = options.out_dir + "/trace.csv";
+  write_file_atomic(trace_path, measured_trace.csv);
+  std::string latency_note;
+  const Config base = replay_config(config, options, measured_trace, trace_path, latency_note);
+  const int workers = static_cast<int>(base.get_int("workers", 12));
   const std::vector<std::string> specs = options.methods.empty()
                                              ? default_candidates(options.s_values, workers)
                                              : split_method_list(options.methods);
@@ -316,26 +522,32 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   if (candidates.specs.empty()) {
     fail("pacer advise: no method of {} can run this configuration", fmt::join(specs, ", "));
   }
-
-  std::vector<CompareResult> results;
-  for (const Scenario& scenario : scenarios()) {
-    results.push_back(compare_scenario(base, scenario, candidates.specs, options, options.out_dir));
+  const uint64_t first_seed = read_seed(base);
+  const Tuned tuned = tune_candidates(base, candidates.specs, options, first_seed);
+  std::string budget = options.budget;
+  if (budget.empty()) {
+    budget = tuned.leader.empty()
+                 ? budget_text(tuned.budget.kind, tuned.budget.value)
+                 : budget_text(tuned.budget.kind, options.budget_multiple * tuned.leader_slowest);
   }
-  const Comparison& measured = results.front().comparison;
-  const MethodResult& best = *ranking(measured).front();
-  std::string answer =
-      latency_note + fmt::format("ranking on the measured trace ({}, {} seeds):\n{}\n",
-                                 measured.criterion, options.seeds, ranking_table(measured));
-  fmt::format_to(std::back_inserter(answer), "recommended: {}\n", describe_choice(measured, best));
+  std::vector<ScenarioResult> results;
+  for (size_t k = 0; k < scenarios().size(); ++k) {
+    results.push_back(
+        run_scenario(base, scenarios()[k], tuned, budget, options, first_seed, k == 0));
+  }
+  const Comparison& measured = results.front().compare.comparison;
+  std::string answer = latency_note + answer_header(options, measured, tuned, first_seed);
+  answer += "\nranking on the measured trace:\n" +
+            ranking_table(measured, results.front().compare.verdict, results.front().dgd) + "\n" +
+            recommendation(results.front());
+  answer += "what would change it:\n";
   for (size_t k = 1; k < results.size(); ++k) {
-    const Comparison& c = results[k].comparison;
-    const MethodResult& top = *ranking(c).front();
-    fmt::format_to(std::back_inserter(answer), "if {}: {} recommended ({}); top three: {}\n",
-                   scenarios()[k].name, top.spec == best.spec ? "the same" : top.spec,
-                   describe_choice(c, top), top_three(c));
+    fmt::format_to(std::back_inserter(answer), "  if {}: {}\n", scenarios()[k].name,
+                   describe_verdict(results[k].compare.comparison, results[k].compare.verdict));
   }
   write_file_atomic(options.out_dir + "/report.md",
-                    report_text(options, describe_trace(trace), candidates, results, answer));
+                    report_text(options, describe_trace(measured_trace.csv), candidates, results,
+                                answer));
   return answer +
          fmt::format("report: {}/report.md; trace replayed: {}\n", options.out_dir, trace_path);
 }

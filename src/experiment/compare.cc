@@ -17,6 +17,7 @@
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/plot.h"
 #include "pacer/experiment/report.h"
+#include "pacer/experiment/verdict.h"
 
 namespace pacer {
 
@@ -159,62 +160,45 @@ SeedRun seed_run(const nlohmann::json& s, uint64_t seed, const std::string& fold
   return r;
 }
 
-// A target quantity over seeds, censored: a seed that did not reach the target contributes its
-// end value (a lower bound of what it would have needed).
-Estimate censored_estimate(const std::vector<SeedRun>& runs, double SeedRun::*at_target,
-                           double SeedRun::*at_end) {
-  std::vector<double> values;
-  int censored = 0;
-  for (const SeedRun& r : runs) {
-    values.push_back(r.reached ? r.*at_target : r.*at_end);
-    censored += r.reached ? 0 : 1;
-  }
-  return estimate(values, censored);
-}
-
-Estimate plain_estimate(const std::vector<SeedRun>& runs, double SeedRun::*field) {
-  std::vector<double> values;
-  for (const SeedRun& r : runs) values.push_back(r.*field);
-  return estimate(values);
-}
-
-void summarize_method(MethodResult& m, bool has_target) {
-  m.reached = 0;
-  m.diverged = 0;
-  for (const SeedRun& r : m.runs) {
-    m.reached += r.reached ? 1 : 0;
-    m.diverged += r.diverged ? 1 : 0;
-  }
-  if (has_target) {
-    m.steps_to_target = censored_estimate(m.runs, &SeedRun::steps_to_target, &SeedRun::end_steps);
-    m.time_to_target = censored_estimate(m.runs, &SeedRun::time_to_target, &SeedRun::end_time);
-    m.work_to_target = censored_estimate(m.runs, &SeedRun::work_to_target, &SeedRun::end_work);
-  }
-  m.step_time = plain_estimate(m.runs, &SeedRun::step_time);
-  m.units_per_job = plain_estimate(m.runs, &SeedRun::units_per_job);
-  m.units_per_worker_step = plain_estimate(m.runs, &SeedRun::units_per_worker_step);
-  m.final_loss = plain_estimate(m.runs, &SeedRun::final_loss);
-  m.tilde_loss = plain_estimate(m.runs, &SeedRun::tilde_loss);
-  m.grad_norm_sq = plain_estimate(m.runs, &SeedRun::grad_norm_sq);
-  m.test_accuracy = plain_estimate(m.runs, &SeedRun::test_accuracy);
-}
-
 struct Table {
   std::string markdown, csv;
 };
 
-Table make_table(const Comparison& c) {
+// The question a comparison's criterion answers, for the table's first line.
+std::string describe_criterion(const Comparison& c) {
+  if (c.targets.empty()) return "the final full training loss F at the common budget";
+  const bool on_f = c.target_on == "full";
+  return fmt::format(
+      "the time to the first step at which {} is at or below {:g} for {} consecutive step{}{}",
+      on_f ? "the full training loss F" : "the reported minibatch loss", c.targets.front(),
+      c.target_hold, c.target_hold == 1 ? "" : "s",
+      on_f ? "" : " (target.on = \"train\": the PGC paper's criterion, noisier than F and not "
+                  "method-neutral: each method averages a different number of minibatches)");
+}
+
+// The role of method m in the verdict, for compare.csv: "best", "leader" (undecided), "tie",
+// "behind" (its interval against the leader excludes a tie), "" (no verdict).
+std::string verdict_role(const Verdict& v, size_t m) {
+  if (v.outcome == Verdict::Outcome::kNoneReached) return "";
+  if (static_cast<int>(m) == v.leader) return v.decided() ? "best" : "leader";
+  return v.is_tie[m] ? "tie" : "behind";
+}
+
+Table make_table(const Comparison& c, const Verdict& verdict) {
   const bool has_target = !c.targets.empty();
   const bool any_async = std::any_of(c.methods.begin(), c.methods.end(),
                                      [](const MethodResult& m) { return m.asynchronous; });
   const bool tuned = !c.tuned_key.empty();
   Table t;
   t.markdown = fmt::format(
-      "Budget: {} per run{}. {} seed{} ({}). Each cell: mean [95 % Student-t interval over "
-      "seeds]; \"≥\": some seeds did not reach the target within the budget, and their end "
-      "values (lower bounds) are averaged in.\n\n",
+      "Budget: {} per run{}. {} seed{} ({}). Criterion: {}. Each cell: geometric mean [95 % "
+      "interval: Student t on the log scale] over seeds (test accuracy: mean [t interval]); "
+      "\"≥\": some seeds did not reach the target within the budget, and their end values (lower "
+      "bounds) are averaged in. \"× leader\": the paired ratio to the leading method over "
+      "seeds.\n\n",
       c.budget.describe(), has_target && c.budget.stop_at_target ? ", stopping at the target" : "",
-      c.seeds.size(), c.seeds.size() == 1 ? "" : "s", fmt::join(c.seeds, ", "));
+      c.seeds.size(), c.seeds.size() == 1 ? "" : "s", fmt::join(c.seeds, ", "),
+      describe_criterion(c));
   std::string header = "| method |";
   std::string rule = "|---|";
   auto column = [&](const std::string& name) {
@@ -227,6 +211,7 @@ Table make_table(const Comparison& c) {
     column("steps to target");
     column("time to target (s)");
   }
+  column(has_target ? "time to target × leader" : "final F × leader");
   column("diverged");
   column("time/step (s)");
   column("units/job");
@@ -236,7 +221,8 @@ Table make_table(const Comparison& c) {
   column("final ‖∇F‖²");
   column("test acc");
   t.markdown += header + "\n" + rule + "\n";
-  for (const MethodResult& m : c.methods) {
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    const MethodResult& m = c.methods[i];
     std::string row = "| " + m.spec + " |";
     auto cell = [&row](const std::string& text) { row += " " + text + " |"; };
     if (tuned) cell(m.tuned_value);
@@ -245,6 +231,7 @@ Table make_table(const Comparison& c) {
       cell(format_estimate(m.steps_to_target, "{:.0f}"));
       cell(format_estimate(m.time_to_target, "{:.2f}"));
     }
+    cell(format_versus_leader(verdict, i));
     cell(fmt::format("{}", m.diverged));
     cell(format_estimate(m.step_time, "{:.3f}"));
     cell(format_estimate(m.units_per_job, "{:.2f}"));
@@ -255,8 +242,10 @@ Table make_table(const Comparison& c) {
     cell(format_estimate(m.test_accuracy, "{:.4f}"));
     t.markdown += row + "\n";
   }
+  t.markdown += "\nVerdict: " + describe_verdict(c, verdict) + "\n";
   t.csv =
-      "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
+      "method,tuned,runs,reached,diverged,verdict,versus_leader_mean,versus_leader_low,"
+      "versus_leader_high,versus_leader_censored,steps_to_target_mean,steps_to_target_low,"
       "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
       "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
       "step_time_censored,units_per_job_mean,units_per_job_low,units_per_job_high,"
@@ -266,9 +255,11 @@ Table make_table(const Comparison& c) {
       "tilde_loss_censored,grad_norm_sq_mean,grad_norm_sq_low,grad_norm_sq_high,"
       "grad_norm_sq_censored,test_accuracy_mean,test_accuracy_low,test_accuracy_high,"
       "test_accuracy_censored\n";
-  for (const MethodResult& m : c.methods) {
-    t.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.spec, m.tuned_value,
-                         m.runs.size(), m.reached, m.diverged, csv_estimate(m.steps_to_target),
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    const MethodResult& m = c.methods[i];
+    t.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.spec, m.tuned_value,
+                         m.runs.size(), m.reached, m.diverged, verdict_role(verdict, i),
+                         csv_estimate(verdict.versus_leader[i]), csv_estimate(m.steps_to_target),
                          csv_estimate(m.time_to_target), csv_estimate(m.step_time),
                          csv_estimate(m.units_per_job), csv_estimate(m.units_per_worker_step),
                          csv_estimate(m.final_loss), csv_estimate(m.tilde_loss),
@@ -519,24 +510,29 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     }
   }
   for (MethodResult& m : c.methods) summarize_method(m, !c.targets.empty());
+  return finish_comparison(std::move(c), options.out_dir);
+}
 
-  const Table table = make_table(c);
+CompareResult finish_comparison(Comparison c, const std::string& out_dir) {
   CompareResult result;
+  result.verdict = decide(c);
+  const Table table = make_table(c, result.verdict);
   result.markdown = table.markdown;
   result.csv = table.csv;
-  if (!options.out_dir.empty()) {
-    make_directories(options.out_dir);
-    remove_stale_temp_files(options.out_dir);  // what a killed comparison left
-    write_file_atomic(options.out_dir + "/compare.md", result.markdown);
-    write_file_atomic(options.out_dir + "/compare.csv", result.csv);
+  if (!out_dir.empty()) {
+    make_directories(out_dir);
+    remove_stale_temp_files(out_dir);  // what a killed comparison left
+    write_file_atomic(out_dir + "/compare.md", result.markdown);
+    write_file_atomic(out_dir + "/compare.csv", result.csv);
+    write_file_atomic(out_dir + "/runs.csv", seed_runs_csv(c));
     if (!c.baseline.empty()) {
-      write_file_atomic(options.out_dir + "/against.csv", against_baseline_csv(c));
+      write_file_atomic(out_dir + "/against.csv", against_baseline_csv(c));
     } else {
-      std::filesystem::remove(options.out_dir + "/against.csv");  // an earlier comparison's
+      std::filesystem::remove(out_dir + "/against.csv");  // an earlier comparison's
     }
-    const std::vector<Figure> figures = write_comparison_figures(options.out_dir, c);
-    write_file_atomic(options.out_dir + "/report.md",
-                      comparison_report(c, table.markdown, figures));
+    const std::vector<Figure> figures = write_comparison_figures(out_dir, c);
+    write_file_atomic(out_dir + "/report.md",
+                      comparison_report(c, result.verdict, table.markdown, figures));
   }
   result.comparison = std::move(c);
   return result;

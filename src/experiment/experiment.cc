@@ -88,6 +88,17 @@ std::vector<double> figure_targets(const nlohmann::json& summary, std::string& t
   return targets;
 }
 
+// target.csv (Recorder::target_csv) when the targets are judged on F; otherwise an earlier run's is
+// removed.
+void write_target_csv(const RunFolder& folder, const Recorder& recorder) {
+  const std::string text = recorder.target_csv();
+  if (text.empty()) {
+    folder.remove("target.csv");
+  } else {
+    folder.write("target.csv", text);
+  }
+}
+
 // Writes the run's final files into its folder, each replaced atomically: the rest of log.csv,
 // evals.csv, trace.csv, model.bin when `model` is given (the final x as raw native-endian
 // doubles; else an earlier one is removed), summary.json, and the figure loss.{gp,png,svg}
@@ -98,6 +109,7 @@ void write_outputs(const RunFolder& folder, Recorder& recorder, const std::strin
   recorder.flush_log();
   folder.write("evals.csv", recorder.evals_csv());
   folder.write("trace.csv", recorder.trace_csv());
+  write_target_csv(folder, recorder);
   // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv.
   std::string target_on = "train";
   const std::vector<double> targets = figure_targets(summary, target_on);
@@ -118,6 +130,7 @@ void write_outputs(const RunFolder& folder, Recorder& recorder, const std::strin
 void write_snapshot(const RunFolder& folder, const Recorder& recorder, nlohmann::json summary) {
   folder.write("evals.csv", recorder.evals_csv());
   folder.write("trace.csv", recorder.trace_csv());
+  write_target_csv(folder, recorder);
   summary["status"] = "running";
   folder.write("summary.json", summary_text(summary));
 }
@@ -511,8 +524,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   std::vector<double> tilde = s.method->synchronous() || !s.engine->timing_describes_run()
                                   ? std::vector<double>{}
                                   : frequency_weights(*s.timing);
+  std::unique_ptr<TargetLossEstimator> target_loss;
+  if (s.rules.target_on_full_loss && !s.rules.targets.empty()) {
+    target_loss = std::make_unique<TargetLossEstimator>(objective, s.rules.target_sample);
+  }
   Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
-                    options.label.empty() ? s.method->name() : options.label);
+                    options.label.empty() ? s.method->name() : options.label,
+                    std::move(target_loss));
   recorder.set_threads(s.threads);
   if (engine->wall_clock()) {
     recorder.set_evaluation_listener([&engine](double seconds) { engine->exclude_time(seconds); });

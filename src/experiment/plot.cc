@@ -1428,13 +1428,15 @@ std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& 
     for (size_t x = 0; x < nx; ++x) {
       const int w = map.winner[y * nx + x];
       winners.insert(w);
-      const long colour =
-          std::stol(figure::method_colour(static_cast<size_t>(w)).substr(1), nullptr, 16);
-      data.raw(fmt::format("{} {} {} {} {}", x, y, colour, w, data_string(map.methods[w])));
+      // No winner (undecided, or no method reached the target): grey.
+      const std::string hex = w < 0 ? "#BBBBBB" : figure::method_colour(static_cast<size_t>(w));
+      const long colour = std::stol(hex.substr(1), nullptr, 16);
+      data.raw(fmt::format("{} {} {} {} {}", x, y, colour, w,
+                           data_string(w < 0 ? "no winner" : map.methods[w])));
     }
   }
-  size_t legend = 0;
-  for (int w : winners) legend = std::max(legend, map.methods[w].size());
+  size_t legend = std::string("no winner").size();
+  for (int w : winners) legend = std::max(legend, w < 0 ? 0 : map.methods[w].size());
   const int tile_w = 230, tile_h = 120;
   const int width =
       200 + tile_w * static_cast<int>(nx) + static_cast<int>(legend * kCharPixels) + 80;
@@ -1464,9 +1466,10 @@ std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& 
       "'figures/regime_map.dat' using 1:2:(0.5):(0.5):3 with boxxyerror fc rgb variable "
       "fs solid 0.45 border lc rgb 'white' notitle"};
   for (int w : winners) {
-    clauses.push_back(fmt::format("keyentry with boxes fs solid 0.45 fc rgb '{}' title {}",
-                                  figure::method_colour(static_cast<size_t>(w)),
-                                  gp_string(map.methods[w])));
+    clauses.push_back(fmt::format(
+        "keyentry with boxes fs solid 0.45 fc rgb '{}' title {}",
+        w < 0 ? "#BBBBBB" : figure::method_colour(static_cast<size_t>(w)),
+        gp_string(w < 0 ? "no winner (undecided)" : map.methods[w])));
   }
   s.plot(clauses);
   Rendering rendering;

@@ -182,30 +182,41 @@ StopRules read_stop_rules(const Config& config, const std::string& full_loss_rea
   r.hold = config.get_int("target.hold", 1);
   if (r.hold <= 0) config.fail_key("target.hold", "a positive integer");
   const bool explicit_on = config.has("target.on");
-  r.target_on_full_loss =
-      config.get_choice("target.on", full_loss_reason.empty() ? "train" : "full",
-                        {"train", "full"}) == "full";
+  r.target_on_full_loss = config.get_choice("target.on", "full", {"train", "full"}) == "full";
   if (explicit_on && !r.target_on_full_loss && !full_loss_reason.empty() && !r.targets.empty()) {
     log_warning(
         "target.on = \"train\" with {}: the target is checked on a loss that does not measure "
-        "the full training loss F (target.on = \"full\" checks F at each evaluation)",
+        "the full training loss F (target.on = \"full\", the default, judges F)",
         full_loss_reason);
+  }
+  r.target_check_every = config.get_double("target.check_every", r.target_check_every);
+  if (!(r.target_check_every > 0) || !std::isfinite(r.target_check_every)) {
+    config.fail_key("target.check_every",
+                    "a positive number of work units per worker between checks of F");
+  }
+  r.target_sample = config.get_int("target.sample", r.target_sample);
+  if (r.target_sample < 0) {
+    config.fail_key("target.sample", "a number of training rows >= 0 (0 = every row: exact F)");
   }
   r.stop_at_targets = config.get_bool("target.stop", true);
   read_divergence_rule(config, r);
-  if (r.target_on_full_loss && !r.targets.empty() && r.eval_every == 0 && r.eval_every_s == 0) {
-    config.fail_key(
-        "eval_every",
-        fmt::format("a positive integer (or eval_every_s > 0) when the target is on the "
-                    "full loss F{} (F is checked at each evaluation, and target.hold "
-                    "counts evaluations)",
-                    explicit_on ? "" : ", the default with " + full_loss_reason));
-  }
   return r;
 }
 
+namespace {
+
+// Snapshots the target watch may keep: at most 512, and at most 256 MiB of them.
+int64_t snapshot_window(int64_t params) {
+  constexpr double kBytes = 256.0 * 1024 * 1024;
+  const double fit = kBytes / (8.0 * static_cast<double>(std::max<int64_t>(params, 1)));
+  return std::clamp<int64_t>(static_cast<int64_t>(fit), 2, 512);
+}
+
+}  // namespace
+
 Recorder::Recorder(StopRules rules, const Objective& objective, const Dataset& test,
-                   std::vector<double> tilde_weights, std::string label)
+                   std::vector<double> tilde_weights, std::string label,
+                   std::unique_ptr<TargetLossEstimator> target_loss)
     : rules_(std::move(rules)),
       objective_(objective),
       test_(test),
@@ -219,6 +230,16 @@ Recorder::Recorder(StopRules rules, const Objective& objective, const Dataset& t
       reached_(rules_.targets.size()) {
   if (test_.rows() > 0) test_workspace_ = objective.model().make_workspace(1024);
   next_eval_time_ = rules_.eval_every_s;
+  if (rules_.target_on_full_loss && !rules_.targets.empty()) {
+    PACER_CHECK(target_loss != nullptr);
+    target_loss_ = std::move(target_loss);
+    watch_.emplace(TargetWatchOptions{.targets = rules_.targets,
+                                      .hold = rules_.hold,
+                                      .check_every = rules_.target_check_every,
+                                      .window = snapshot_window(objective.dim()),
+                                      .workers = objective.num_partitions()},
+                   *target_loss_);
+  }
 }
 
 void Recorder::Evaluated::write_csv(RowText& row) const {
@@ -240,11 +261,13 @@ void Recorder::Evaluated::write_csv(RowText& row) const {
 
 void Recorder::set_threads(int threads) {
   PACER_CHECK(threads >= 1);
+  if (target_loss_) target_loss_->set_pool(nullptr, nullptr);
   slots_.clear();
   pool_.reset();
   if (threads == 1) return;
   pool_ = std::make_unique<ComputePool>(threads);
   for (int k = 0; k < threads; ++k) slots_.push_back(objective_.make_scratch());
+  if (target_loss_) target_loss_->set_pool(pool_.get(), &slots_);
 }
 
 Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
@@ -467,13 +490,25 @@ bool Recorder::on_update(const UpdateRecord& record, const Vec& x) {
   last_evaluated_ = due;
   if (eval) final_ = eval;
   append_row(record, eval ? &*eval : nullptr);
-  const bool going_on = keep_running(record, eval, x);
+  const bool going_on = keep_running(record, x);
   if (going_on) stream(due);  // a run that ends now is written whole by run_experiment
   return going_on;
 }
 
-bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval,
-                            const Vec& x) {
+const char* Recorder::budget_reached(const UpdateRecord& record) const {
+  if (record.step >= rules_.max_steps) return "max_steps";
+  if (rules_.max_time > 0 && record.time >= rules_.max_time) return "max_time";
+  if (rules_.max_work > 0 && record.work_units >= rules_.max_work) return "max_work";
+  return "";
+}
+
+void Recorder::take_watch_hits() {
+  for (size_t k = 0; k < reached_.size(); ++k) {
+    if (!reached_[k] && watch_->hit(k)) reached_[k] = watch_->hit(k)->record;
+  }
+}
+
+bool Recorder::keep_running(const UpdateRecord& record, const Vec& x) {
   if (!std::isfinite(record.loss) || !x.allFinite()) {
     status_ = "diverged";
     divergence_ = "the loss or the model became non-finite";
@@ -483,8 +518,11 @@ bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Eval
     status_ = "diverged";
     return false;
   }
-  if (rules_.target_on_full_loss) {
-    if (eval) check_target(eval->full_loss, record);
+  const std::string_view budget = budget_reached(record);
+  if (watch_) {
+    watch_->on_update(record, x);
+    if (!budget.empty()) watch_->on_run_end();  // the last update: decided before the run ends
+    take_watch_hits();
   } else {
     check_target(record.loss, record);
   }
@@ -497,16 +535,8 @@ bool Recorder::keep_running(const UpdateRecord& record, const std::optional<Eval
     status_ = "target_reached";
     return false;
   }
-  if (record.step >= rules_.max_steps) {
-    status_ = "max_steps";
-    return false;
-  }
-  if (rules_.max_time > 0 && record.time >= rules_.max_time) {
-    status_ = "max_time";
-    return false;
-  }
-  if (rules_.max_work > 0 && record.work_units >= rules_.max_work) {
-    status_ = "max_work";
+  if (!budget.empty()) {
+    status_ = budget;
     return false;
   }
   return true;
@@ -522,12 +552,20 @@ void Recorder::finish(const Vec& x, double end_time) {
   if (status_ == "stopped" && rules_.max_time > 0 && end_time >= rules_.max_time) {
     status_ = "max_time";
   }
+  if (watch_ && status_ != "diverged") {
+    watch_->on_run_end();  // a run the engine ended (max_time between updates, lost workers)
+    take_watch_hits();
+  }
   if (last_evaluated_ || status_ == "diverged" || !rules_.eval_final) return;
   final_ = evaluate(x, last_);
   last_evaluated_ = true;
   // The last row of log.csv was written without evaluation columns: fill them in.
   fill_last_row(*final_);
-  if (rules_.target_on_full_loss) check_target(final_->full_loss, last_);
+}
+
+std::string Recorder::target_csv() const {
+  if (!watch_) return "";
+  return "time,step,work_units,estimate,se,rows,kind\n" + watch_->evaluations_csv();
 }
 
 void Recorder::summarize(nlohmann::json& out) const {
@@ -564,6 +602,10 @@ void Recorder::summarize(nlohmann::json& out) const {
       t["steps"] = reached_[k]->step;
       t["time"] = reached_[k]->time;
       t["work_units"] = reached_[k]->work_units;
+      if (watch_) {  // F there, or its estimate and standard error
+        t["full_loss"] = watch_->hit(k)->loss.value;
+        t["full_loss_se"] = watch_->hit(k)->loss.se;
+      }
     } else {
       t["steps"] = nullptr;
       t["time"] = nullptr;
@@ -572,6 +614,7 @@ void Recorder::summarize(nlohmann::json& out) const {
     targets.push_back(t);
   }
   out["targets"] = targets;
+  if (watch_) out["target_estimate"] = watch_->describe();
 
   nlohmann::json final_metrics;
   final_metrics["train_loss"] = last_.loss;
@@ -619,6 +662,7 @@ void Recorder::checkpoint(StateArchive& a) {
   a.io(hold);
   a.io(reached);
   a.io(final_);
+  if (watch_) watch_->checkpoint(a);
   // log.csv: its length and its last row, as they are now (continue_log).
   uint64_t log_bytes = a.loading() ? 0 : flush_log();
   a.io(log_bytes);

@@ -10,21 +10,6 @@
 namespace pacer {
 namespace {
 
-// The criterion's value of one seed: time to target (its end time when it missed) or final F.
-double criterion_value(const Comparison& c, const SeedRun& r) {
-  if (c.targets.empty()) return r.final_loss;
-  return r.reached ? r.time_to_target : r.end_time;
-}
-
-const MethodResult& best_method(const Comparison& c) {
-  const bool has_target = !c.targets.empty();
-  const MethodResult* best = &c.methods.front();
-  for (const MethodResult& m : c.methods) {
-    if (criterion_score(m, has_target) < criterion_score(*best, has_target)) best = &m;
-  }
-  return *best;
-}
-
 std::string question(const Comparison& c) {
   std::vector<std::string> specs;
   for (const MethodResult& m : c.methods) specs.push_back("`" + m.spec + "`");
@@ -32,10 +17,12 @@ std::string question(const Comparison& c) {
       c.targets.empty()
           ? "ends with the lowest full training loss F"
           : fmt::format("first brings the {} to {} or below (held for {} {}{})",
-                        c.target_on == "full" ? "full training loss F" : "reported training loss",
-                        c.targets.front(), c.target_hold,
-                        c.target_on == "full" ? "evaluation" : "update",
-                        c.target_hold == 1 ? "" : "s");
+                        c.target_on == "full"
+                            ? "full training loss F"
+                            : "reported minibatch loss (target.on = \"train\": the PGC paper's "
+                              "criterion; noisier than F, and not method-neutral, since each "
+                              "method averages a different number of minibatch losses)",
+                        c.targets.front(), c.target_hold, "step", c.target_hold == 1 ? "" : "s");
   std::string tuning;
   if (!c.tuned_key.empty()) {
     tuning = fmt::format(
@@ -111,25 +98,28 @@ Paired paired(const Metric& metric, const MethodResult& m, const MethodResult& b
     differences.push_back(mine.value - theirs.value);
     if (theirs.value != 0) ratios.push_back(mine.value / theirs.value);
   }
-  p.ratio = estimate(ratios);
-  p.difference = estimate(differences);
+  p.ratio = estimate(ratios, Scale::kPositive);
+  p.difference = estimate(differences, Scale::kReal);
   return p;
 }
 
-// "0.87 [0.81, 0.93]" of a ratio estimate for the report; "—" without one.
+// "0.87 [0.81, 0.93]" of a ratio estimate for the report, "(tie not excluded)" where the interval
+// includes 1; "—" without one.
 std::string format_ratio(const Estimate& e) {
   if (e.empty()) return "—";
-  if (e.n < 2) return fmt::format("{:.3g}", e.mean);
-  return fmt::format("{:.3g} [{:.3g}, {:.3g}]", e.mean, e.low, e.high);
+  if (!e.has_interval()) return fmt::format("{:.3g} (one pair: no interval)", e.mean);
+  return fmt::format("{:.3g} [{:.3g}, {:.3g}]{}", e.mean, e.low, e.high,
+                     e.includes(1) ? " (tie not excluded)" : "");
 }
 
 std::string against_baseline_section(const Comparison& c) {
   const MethodResult& b = baseline_method(c);
   std::string out = fmt::format(
       "## Against {} (paired over seeds)\n\nPer seed, each method's value divided by {}'s on the "
-      "same seed: mean ratio [95 % Student-t interval over the pairs]; below 1 is smaller (for "
-      "times and losses, better). \"(k censored)\": in k pairs a seed missed the target and its "
-      "end value, a lower bound, stands in. Numbers at full precision, and the differences, in "
+      "same seed: geometric mean ratio [95 % interval: Student t on the log scale over the "
+      "pairs]; below 1 is smaller (for times and losses, better); \"tie not excluded\" where the "
+      "interval includes 1. \"(k censored)\": in k pairs a seed missed the target and its end "
+      "value, a lower bound, stands in. Numbers at full precision, and the differences, in "
       "against.csv.\n\n| method |",
       b.spec, b.spec);
   std::vector<const Metric*> metrics;
@@ -177,58 +167,36 @@ std::string against_baseline_csv(const Comparison& c) {
   return out;
 }
 
-std::string versus_best(const Comparison& c, const MethodResult& m, const MethodResult& best) {
+std::string versus_leader(const Comparison& c, const Verdict& v, size_t m) {
+  const MethodResult& method = c.methods[m];
   const bool has_target = !c.targets.empty();
-  const char* unit = has_target ? " s" : "";
-  const char* quantity = has_target ? "time to target" : "final F";
-  const char* spec = has_target ? "{:.2f}" : "{:.4g}";
-  const Estimate& mine = has_target ? m.time_to_target : m.final_loss;
-  const Estimate& theirs = has_target ? best.time_to_target : best.final_loss;
-  if (&m == &best) {
-    return fmt::format("**{}** is the best by {}: {}{}.", m.spec, c.criterion,
-                       format_estimate(mine, spec), unit);
-  }
-  if (!has_target && (m.diverged > 0 || mine.empty())) {
-    return fmt::format("{}: diverged on {} of {} seeds (no final F to compare).", m.spec,
-                       m.diverged, m.runs.size());
-  }
-  const size_t k = m.runs.size();
-  if (has_target && (mine.censored > 0 || theirs.censored > 0)) {
-    if (theirs.censored > 0) {
-      return fmt::format(
-          "{}: reached the target on {}/{} seeds (the best, {}, on {}/{}); time to target {} s vs "
-          "{} s: lower bounds only, no interval.",
-          m.spec, m.reached, k, best.spec, best.reached, best.runs.size(),
-          format_estimate(mine, spec), format_estimate(theirs, spec));
-    }
-    return fmt::format(
-        "{}: reached the target on only {}/{} seeds; time to target {} s, at least {:.2f}× the "
-        "best's ({}, {} s).",
-        m.spec, m.reached, k, format_estimate(mine, spec), mine.mean / theirs.mean, best.spec,
-        format_estimate(theirs, spec));
-  }
-  std::vector<double> differences;
-  for (size_t i = 0; i < k && i < best.runs.size(); ++i) {
-    differences.push_back(criterion_value(c, m.runs[i]) - criterion_value(c, best.runs[i]));
-  }
-  const Estimate d = estimate(differences);
-  std::string interval = d.n >= 2 ? fmt::format(" [95 % t-interval over {} paired seeds: {}, {}]",
-                                                d.n, fmt::format(fmt::runtime(spec), d.low),
-                                                fmt::format(fmt::runtime(spec), d.high))
-                                  : " (one seed: no interval)";
-  return fmt::format("{}: {} {}{}, {:.3g}× the best's ({}); difference {}{}{}.", m.spec, quantity,
-                     format_estimate(mine, spec), unit, mine.mean / theirs.mean, best.spec,
-                     fmt::format(fmt::runtime(std::string("{:+") + (spec + 2)), d.mean), unit,
-                     interval);
+  const Estimate& own = has_target ? method.time_to_target : method.final_loss;
+  const std::string value = format_estimate(own, has_target ? "{:.2f}" : "{:.4g}") +
+                            (has_target ? " s" : "");
+  std::string out = fmt::format("{}: {} {}", method.spec, v.criterion, value);
+  if (has_target) out += fmt::format(", target reached on {}/{} seeds", method.reached,
+                                     method.runs.size());
+  if (method.diverged > 0) out += fmt::format(", diverged on {} seeds", method.diverged);
+  if (static_cast<int>(m) == v.leader) return out + (v.decided() ? " — best." : " — leads.");
+  if (v.leader < 0) return out + ".";
+  const Estimate& r = v.versus_leader[m];
+  if (r.empty()) return out + fmt::format("; no seed to pair with {}.", c.methods[v.leader].spec);
+  return out + fmt::format("; {} {}'s, paired over {} seed{}: {}{}.",
+                           r.censored > 0 ? "at least" : "",
+                           c.methods[static_cast<size_t>(v.leader)].spec, r.n, r.n == 1 ? "" : "s",
+                           r.censored > 0 ? "≥ " : "", format_ratio(r));
 }
 
-std::string comparison_report(const Comparison& c, const std::string& table,
-                              const std::vector<Figure>& figures) {
+std::string comparison_report(const Comparison& c, const Verdict& verdict,
+                              const std::string& table, const std::vector<Figure>& figures) {
   std::string out = fmt::format("# Comparison: {}\n\n", c.name);
-  out += question(c) + "\n## Results\n\n" + table + "\n";
-  const MethodResult& best = best_method(c);
-  out += fmt::format("## Against the best ({})\n\n", c.criterion);
-  for (const MethodResult& m : c.methods) out += "* " + versus_best(c, m, best) + "\n";
+  out += question(c) + "\n## Verdict\n\n" + describe_verdict(c, verdict) +
+         "\n\nThe rule (the same for every method, pacer's verdict.h): a method is best only if it "
+         "reached the target on every seed and the paired 95 % interval of every other method's "
+         "ratio to it lies above 1; otherwise the comparison is undecided, and says what would "
+         "decide it.\n\n## Results\n\n" + table + "\n";
+  out += fmt::format("## Each method against the leader ({})\n\n", c.criterion);
+  for (size_t m = 0; m < c.methods.size(); ++m) out += "* " + versus_leader(c, verdict, m) + "\n";
   if (!c.baseline.empty()) {
     out += "\n";
     out += against_baseline_section(c);

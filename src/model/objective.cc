@@ -89,10 +89,10 @@ double Objective::full_gradient(const Vec& x, Vec& grad, Scratch& scratch) const
 }
 
 template <typename Compute, typename Combine>
-void Objective::for_each_partition(ComputePool& pool, const Slots& slots, Compute&& compute,
-                                   Combine&& combine) const {
+void Objective::for_each_task(int count, ComputePool& pool, const Slots& slots, Compute&& compute,
+                              Combine&& combine) const {
   PACER_CHECK(!slots.empty());
-  const int parts = num_partitions();
+  const int parts = count;
   const int width = static_cast<int>(slots.size());
   std::vector<ComputePool::Ticket> tickets(width);
   std::vector<std::exception_ptr> failures(width);  // a task keeps its exception for the waiter
@@ -127,8 +127,8 @@ double Objective::full_gradient(const Vec& x, Vec& grad, ComputePool& pool,
   grad.setZero(dim());
   double loss = 0;
   const size_t width = slots.size();
-  for_each_partition(
-      pool, slots,
+  for_each_task(
+      num_partitions(), pool, slots,
       [&](int p, Scratch& s) { losses[p % width] = full_partition_gradient(p, x, s.gradient, s); },
       [&](int p, Scratch& s) {
         loss += losses[p % width];
@@ -141,11 +141,27 @@ double Objective::full_gradient(const Vec& x, Vec& grad, ComputePool& pool,
 
 std::vector<double> Objective::partition_losses(const Vec& x, ComputePool& pool,
                                                 const Slots& slots) const {
-  std::vector<double> losses(parts_.size());
-  for_each_partition(
-      pool, slots,
-      [&](int p, Scratch& s) { losses[p] = model_->loss(x, Batch::of(parts_[p]), *s.workspace); },
+  std::vector<Batch> batches;
+  for (const Dataset& part : parts_) batches.push_back(Batch::of(part));
+  return batch_losses(x, batches, pool, slots);
+}
+
+std::vector<double> Objective::batch_losses(const Vec& x, const std::vector<Batch>& batches,
+                                            ComputePool& pool, const Slots& slots) const {
+  std::vector<double> losses(batches.size());
+  for_each_task(
+      static_cast<int>(batches.size()), pool, slots,
+      [&](int k, Scratch& s) { losses[k] = model_->loss(x, batches[k], *s.workspace); },
       [](int, Scratch&) {});
+  return losses;
+}
+
+std::vector<double> Objective::batch_losses(const Vec& x, const std::vector<Batch>& batches,
+                                            Scratch& scratch) const {
+  std::vector<double> losses(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    losses[k] = model_->loss(x, batches[k], *scratch.workspace);
+  }
   return losses;
 }
 

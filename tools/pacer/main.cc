@@ -250,10 +250,10 @@ int command_compare(const ConfigArgs& args, const std::string& methods, CompareO
   }
   const char* out = options.out_dir.c_str();
   std::printf(
-      "\nreport: %s/report.md (table, figures, each method against the best); table: "
-      "%s/compare.md, %s/compare.csv%s; per-run logs: %s/<method>/seed<k>/\n",
-      out, out, out, options.baseline.empty() ? "" : fmt::format(", {}/against.csv", out).c_str(),
-      out);
+      "\nreport: %s/report.md (verdict, table, figures, each method against the leader); table: "
+      "%s/compare.md, %s/compare.csv, %s/runs.csv%s; per-run logs: %s/<method>/seed<k>/\n",
+      out, out, out, out,
+      options.baseline.empty() ? "" : fmt::format(", {}/against.csv", out).c_str(), out);
   return 0;
 }
 

@@ -12,19 +12,33 @@
 //   2. The candidates are `methods` or, by default, every method of the registry with each s (or
 //      k) of `s_values` below the worker count; a candidate the configuration cannot run (gc-fr
 //      needs s + 1 to divide n, ...) is left out and named in the report with the reason.
-//   3. Three scenarios are compared, each a pacer compare (compare.h) with the same seeds and
-//      budget and DGD as baseline when DGD is a candidate: the trace as measured; stragglers twice
-//      as slow (timing.straggler_slowdown = 2: every duration above the trace's median twice as
-//      far above it); stragglers twice as frequent (timing.straggler_frequency = 2: slow rows,
-//      above 1.5 × the median, drawn twice as often).
-//   4. Each scenario's methods are ranked by the comparison's criterion (time to the first target,
-//      seeds that missed it ranking last; without a target, the final F at the equal budget). The
-//      first of the measured scenario is recommended; its speedup over DGD is the mean over seeds
-//      of DGD's time to target divided by the method's on the same seed, with a 95 % t interval,
-//      over the seeds on which both reached it.
-// The printed answer holds the ranking, a line beginning "recommended:" and one line per other
-// scenario saying how the recommendation and the top of the ranking change. report.md in the
-// folder has the same with each scenario's table and figures.
+//   3. Stepsizes. Every candidate is run with each value of the tuning grid (`tune`, by default
+//      optimizer.lr ∈ {lr/3, lr, 3·lr} around the configuration's lr) on `tuning_seeds` seeds that
+//      follow the reported ones, and keeps the value with the best criterion (the missed seeds
+//      first, then the geometric mean over the tuning seeds).
+//   4. The budget (unless `budget` is given): starting from the comparison's default, it is
+//      multiplied by 4 until some candidate reaches the target on every tuning seed; every
+//      candidate then gets `budget_multiple` (3) times that leader's slowest time to the target,
+//      so a method censored at that budget is at least that much slower than the leader. The
+//      reported comparison extends it further (×2 at a time) until its leader reaches the target
+//      on every reported seed. Each extension reruns only the methods that missed a seed: a run
+//      that stopped at the target is the same whatever the budget.
+//   5. Three scenarios are compared on the reported seeds with the chosen stepsizes and budget,
+//      DGD as the baseline when it is a candidate: the trace as measured; stragglers twice as slow
+//      (timing.straggler_slowdown = 2: every duration above the trace's median twice as far above
+//      it); stragglers twice as frequent (timing.straggler_frequency = 2: slow rows, above 1.5 ×
+//      the median, drawn twice as often).
+//   6. The verdict of each scenario is compare's (verdict.h): a method is recommended only when it
+//      reached the target on every seed and every other method's paired interval lies above it;
+//      otherwise the answer is "no recommendation", with what would decide it. Its speedup over
+//      DGD is the paired ratio of DGD's time to target over its own (geometric mean and 95 %
+//      interval over seeds); where DGD misses the target within the common budget, DGD alone is
+//      run on (×2 at a time, at most 64 times the budget) until it reaches it, so that the speedup
+//      is a number, not a bound (said so in the answer).
+// The printed answer names the criterion, the budget and how it was found, the seeds, the
+// stepsize each method used, the ranking, the verdict, and what would change it (the what-if
+// scenarios, and the seeds or budget a tie needs). report.md in the folder has the same with each
+// scenario's table and figures.
 #pragma once
 
 #include <string>
@@ -37,7 +51,12 @@ namespace pacer {
 struct AdviseOptions {
   std::string trace;    // a "worker,duration" trace or a jobs.csv
   int seeds = 5;        // seeds per method and scenario
-  std::string budget;   // as CompareOptions::budget ("" = the comparison's default)
+  std::string budget;   // as CompareOptions::budget; "" = found as the file comment says
+  double budget_multiple = 3;  // the leader's slowest time to target × this = the budget
+  // "KEY=v1,v2,..." as CompareOptions::tune; "" = optimizer.lr at lr/3, lr and 3·lr; "none" = no
+  // tuning (every method at the configuration's value).
+  std::string tune;
+  int tuning_seeds = 2;
   std::string methods;  // comma-separated specs; "" = every applicable method
   std::vector<int> s_values = {1, 2, 3};  // the s (IS-SGD: k) values tried by default
   std::string out_dir;                    // the advice folder (required)

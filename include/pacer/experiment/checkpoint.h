@@ -32,7 +32,7 @@
 
 namespace pacer {
 
-inline constexpr uint32_t kCheckpointFormat = 2;  // 2: job log, attribution (#14)
+inline constexpr uint32_t kCheckpointFormat = 3;  // 3: the target watch on F (#24)
 
 struct CheckpointPolicy {
   int64_t every_steps = 0;  // 0 = off

@@ -8,8 +8,10 @@
 // folder <out_dir>/<spec>/seed<k>/ with the usual outputs. Keys that no method of the comparison
 // reads are rejected before anything runs.
 //
-// A comparison writes, in its folder: compare.md and compare.csv (the table), report.md (the
-// question, the table, the figures, the tuned values and one line per method against the best),
+// A comparison writes, in its folder: compare.md and compare.csv (the table, with each method's
+// paired ratio to the leader and its role in the verdict, verdict.h), runs.csv (every seed's
+// values: comparison.h, seed_runs_csv), report.md (the question, the table, the verdict, the
+// figures, the tuned values and one line per method against the leader),
 // against.csv when a baseline is named (each method against it, paired over seeds),
 // the figures, and each run's folder <spec>/seed<k>/ (tuning runs under tuning/<spec>/<value>/).
 // Same config and seeds ⇒ byte-identical tables and report.
@@ -24,6 +26,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/experiment/comparison.h"
+#include "pacer/experiment/verdict.h"
 
 namespace pacer {
 
@@ -50,12 +53,20 @@ struct CompareOptions {
 };
 
 struct CompareResult {
-  std::string markdown;  // the table as printed, preceded by its legend
+  std::string markdown;  // the table as printed: its legend, the table and the verdict's line
   std::string csv;
   Comparison comparison;
+  Verdict verdict;  // verdict.h
 };
 
 CompareResult run_comparison(const Config& config, const CompareOptions& options);
+
+// What run_comparison does once every run is done: the verdict, the table, and, unless `out_dir`
+// is empty, compare.md, compare.csv, runs.csv, against.csv, the figures and report.md written
+// there (the runs' folders, SeedRun::folder, are relative to it). For callers that assemble a
+// comparison from runs of their own (pacer advise); every method's estimates must be summarized
+// (summarize_method).
+CompareResult finish_comparison(Comparison c, const std::string& out_dir);
 
 // An Error unless `baseline` is "" or one of `methods` as written (CompareOptions::baseline).
 void check_baseline(const std::vector<std::string>& methods, const std::string& baseline);

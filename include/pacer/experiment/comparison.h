@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace pacer {
+#include "pacer/experiment/statistics.h"
 
-inline constexpr double kNotAvailable = std::numeric_limits<double>::quiet_NaN();
+namespace pacer {
 
 // The budget every method of a comparison gets: the same number of steps (updates), the same
 // simulated (engine) time, or the same number of work units.
@@ -48,25 +48,6 @@ struct SeedRun {
          test_accuracy = kNotAvailable;
 };
 
-// Mean and two-sided 95 % Student-t confidence interval over seeds. With censored seeds (that did
-// not reach the target) the values are lower bounds: each such seed contributes its end value.
-struct Estimate {
-  int n = 0;  // values (seeds) behind it; 0 = no value
-  double mean = kNotAvailable, low = kNotAvailable, high = kNotAvailable;  // low/high: n >= 2
-  int censored = 0;  // seeds that contributed a lower bound
-  bool empty() const { return n == 0; }
-};
-
-// Mean and 95 % t interval of `values` (NaN entries skipped); `censored` is copied through.
-Estimate estimate(const std::vector<double>& values, int censored = 0);
-
-// An estimate as a table cell: "12.3 [11.0, 13.6]" (mean [95 % interval]), "12.3" (one value),
-// "≥ 12.3" (censored: a lower bound), "—" (no value). `spec` formats each number ("{:.2f}").
-std::string format_estimate(const Estimate& e, const char* spec);
-// An estimate as four compare.csv fields "mean,low,high,censored" (an absent number is blank,
-// every number at full precision).
-std::string csv_estimate(const Estimate& e);
-
 struct MethodResult {
   std::string spec;                     // "pgc-cr:decoder=exact"
   std::string folder;                   // its runs' parent folder: spec with '/' replaced
@@ -85,6 +66,9 @@ struct MethodResult {
 // (0, mean final F), +∞ when a seed diverged.
 std::pair<int, double> criterion_score(const MethodResult& m, bool has_target);
 
+// Fills a method's counts and estimates from its runs (compare.h's table cells).
+void summarize_method(MethodResult& m, bool has_target);
+
 struct Comparison {
   std::string name;  // the config's name (file stem), for titles
   std::string config_path;
@@ -101,5 +85,17 @@ struct Comparison {
   std::vector<MethodResult> methods;
   std::string baseline;  // the spec every method is held against (report.h), "" = none
 };
+
+// runs.csv of a comparison: one row per method and seed, every SeedRun number at full precision
+// (blank where absent), then the comparison's first target (blank: none) and its budget, so that
+// a reader (pacer sweep) can rebuild the Comparison and apply the verdict (verdict.h) to it. The
+// header:
+//   method,seed,folder,status,reached,diverged,steps_to_target,time_to_target,work_to_target,
+//   end_steps,end_time,end_work,step_time,units_per_job,units_per_worker_step,final_loss,
+//   tilde_loss,grad_norm_sq,test_accuracy,target,budget_kind,budget_value
+std::string seed_runs_csv(const Comparison& c);
+// The Comparison that runs.csv describes: methods (in order), their runs and estimates, the target
+// and the budget. An Error naming `source` and the line when the text is not such a file.
+Comparison read_seed_runs(const std::string& csv, const std::string& source);
 
 }  // namespace pacer

@@ -66,7 +66,9 @@ struct RegimeMap {
   std::string y_key, x_key;  // x_key "" with one axis
   std::vector<std::string> y_values, x_values;
   std::vector<std::string> methods;
-  std::vector<int> winner;          // per cell, row-major from the first y value: a method index
+  // Per cell, row-major from the first y value: a method index, or -1 where no method wins
+  // (undecided, or none reached the target): a grey tile.
+  std::vector<int> winner;
   std::vector<std::string> labels;  // per cell, same order
 };
 std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& map);

@@ -10,15 +10,18 @@
 //   and that evaluation counts toward the targets; eval_final = false skips it for models whose
 //   full evaluation is long (ResNet-18 on CIFAR-10).
 //   target.loss (a finite number >= 0 or a list of them: every model's loss is >= 0; default:
-//   none), target.hold (consecutive checks
-//   the loss must stay at or below a target, default 1), target.on ("full": the evaluated full
-//   training loss F, checked at every evaluation, so target.hold counts evaluations; "train": the
-//   loss the replies report, checked at every update). The default is "full" where the reported
-//   minibatch loss cannot speak for F (asynchronous methods, by_class and dirichlet partitions:
-//   see read_stop_rules) and "train" elsewhere; choosing "train" there is allowed with a warning.
-//   target.stop (end the run once every target is reached, default true).
+//   none), target.on ("full", the default: the full training loss F, the same quantity for every
+//   method, judged at the exact step it first meets the target (target_watch.h); "train": the
+//   loss the replies report, checked at every update: the PGC paper's criterion, noisier and not
+//   method-neutral, since each method averages a different number of minibatch losses),
+//   target.hold (consecutive steps the loss must stay at or below a target, default 1),
+//   target.check_every (on F: work units per worker between checks of F near the target,
+//   default 8, > 0), target.sample (on F: training rows F is estimated on, default 4096; 0 =
+//   every row, exact; target_estimate.h), target.stop (end the run once every target is
+//   reached, default true).
 //   divergence.factor (default 1e4; 0 = off), divergence.hold (default 10): see StopRules.
-// A target is reached at the update that completes its hold. A non-finite loss or model, or a
+// A target is reached at the update that completes its hold (on F possibly an update before the
+// one at which the watch found it). A non-finite loss or model, or a
 // loss that has grown past the divergence rule, ends the run with status "diverged".
 //
 // Evaluation does not advance the run's clock on any engine: the simulator's clock is virtual, and
@@ -48,6 +51,7 @@
 #include "pacer/core/log.h"
 #include "pacer/core/state.h"
 #include "pacer/data/dataset.h"
+#include "pacer/experiment/target_watch.h"
 #include "pacer/method/trainer.h"
 #include "pacer/model/objective.h"
 
@@ -62,7 +66,9 @@ struct StopRules {
   bool eval_final = true;
   std::vector<double> targets;
   int64_t hold = 1;
-  bool target_on_full_loss = false;
+  bool target_on_full_loss = true;
+  double target_check_every = 8;  // target.check_every (target_watch.h)
+  int64_t target_sample = 4096;   // target.sample (target_estimate.h)
   bool stop_at_targets = true;
   // Divergence by growth: the run ends "diverged" once the reported loss has been above
   // divergence_factor * max(first reported loss, 1) for divergence_hold consecutive updates
@@ -75,11 +81,12 @@ struct StopRules {
   int64_t divergence_hold = 10;
 };
 
-// `full_loss_reason`: why target.on defaults to "full" for this run ("asynchronous method",
-// "partition.scheme = by_class"); empty when the reported loss may stand for F (default "train").
+// `full_loss_reason`: why the reported loss cannot stand for F in this run ("asynchronous method",
+// "partition.scheme = by_class"); choosing target.on = "train" there is allowed with a warning.
 StopRules read_stop_rules(const Config& config, const std::string& full_loss_reason = "");
 
-// Where the reported loss cannot stand for F: the reason, or "" (see read_stop_rules).
+// Where the reported loss cannot stand for F even roughly: the reason, or "" (see
+// read_stop_rules).
 std::string full_loss_reason(const Config& config, bool synchronous_method);
 
 // The reported training loss as block means: every block averages `stride` consecutive updates
@@ -116,9 +123,12 @@ class LossTrace {
 class Recorder : public Monitor {
  public:
   // `tilde_weights`: the weights w_i of F̃ = Σ w_i f_i for asynchronous runs (empty otherwise).
-  // `test` may be empty. `label` names the run on the progress line.
+  // `test` may be empty. `label` names the run on the progress line. `target_loss`: what targets
+  // on F are judged on (required when the rules have targets on F, else ignored); the recorder
+  // owns it.
   Recorder(StopRules rules, const Objective& objective, const Dataset& test,
-           std::vector<double> tilde_weights, std::string label);
+           std::vector<double> tilde_weights, std::string label,
+           std::unique_ptr<TargetLossEstimator> target_loss = nullptr);
 
   bool on_update(const UpdateRecord& record, const Vec& x) override;
   // Evaluations on `threads` threads (engine.threads, core/compute_pool.h; default 1): the
@@ -137,8 +147,8 @@ class Recorder : public Monitor {
     unused_reply_listener_ = std::move(listener);
   }
 
-  // Evaluates the final model (if the last update was not evaluated and eval_final is on), checks
-  // the targets on F against it, and closes the log.
+  // Gives the target watch the run's last update (targets on F), evaluates the final model (if
+  // the last update was not evaluated and eval_final is on), and closes the log.
   void finish(const Vec& x, double end_time);
 
   // Called with the wall seconds of each evaluation, right after it, by engines whose clock is a
@@ -183,6 +193,9 @@ class Recorder : public Monitor {
   // log.csv, header included, when not streaming; empty once stream_log() was called.
   const std::string& log_csv() const { return log_; }
   const std::string& evals_csv() const { return evals_; }
+  // target.csv: every evaluation of F the target watch made ("time,step,work_units,estimate,se,
+  // kind"); empty when the targets are not on F.
+  std::string target_csv() const;
   std::string trace_csv() const { return trace_.csv(); }
   // Adds the monitor's part of summary.json: targets, step times, work, final metrics.
   void summarize(nlohmann::json& out) const;
@@ -226,7 +239,7 @@ class Recorder : public Monitor {
   void write_position(RowText& row, const UpdateRecord& record);
   void append_row(const UpdateRecord& record, const Evaluated* eval);
   // Whether the run goes on after `record` (the stop rules; sets status_ when not).
-  bool keep_running(const UpdateRecord& record, const std::optional<Evaluated>& eval, const Vec& x);
+  bool keep_running(const UpdateRecord& record, const Vec& x);
   // log.csv, in memory or streamed: its length, appending, cutting it to `length` bytes.
   uint64_t log_length() const;
   void append_log(std::string_view text);
@@ -238,7 +251,12 @@ class Recorder : public Monitor {
   // The part of the budget (max_steps, max_time, max_work: the nearest) done at `r`, in [0, 1].
   double budget_done(const UpdateRecord& r) const;
   void show_progress(const UpdateRecord& r);
+  // Targets on the reported loss: counts the hold at every update.
   void check_target(double loss, const UpdateRecord& record);
+  // Targets on F: copies what the watch has reached into reached_.
+  void take_watch_hits();
+  // The budget limit this update reaches ("max_steps", "max_time", "max_work"), or "".
+  const char* budget_reached(const UpdateRecord& record) const;
   // Applies the divergence growth rule (StopRules) to one reported, finite loss; true when it
   // fires (divergence_ then says why).
   bool loss_grew_too_much(double loss);
@@ -279,6 +297,8 @@ class Recorder : public Monitor {
   UpdateRecord last_;
   bool last_evaluated_ = false;
   std::optional<Evaluated> final_;
+  std::unique_ptr<TargetLossEstimator> target_loss_;
+  std::optional<TargetWatch> watch_;  // targets on F
   std::vector<int64_t> hold_count_;
   std::vector<std::optional<UpdateRecord>> reached_;
   std::vector<double> step_times_;

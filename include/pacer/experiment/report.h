@@ -1,5 +1,5 @@
-// report.md of `pacer compare`: the question asked, the table, each method against the best with
-// an interval, the tuned values and the figures, as Markdown that any viewer renders with the
+// report.md of `pacer compare`: the question asked, the verdict (verdict.h) and its rule, the
+// table, each method against the leader with an interval, the tuned values and the figures, as Markdown that any viewer renders with the
 // figures beside it.
 #pragma once
 
@@ -8,18 +8,18 @@
 
 #include "pacer/experiment/comparison.h"
 #include "pacer/experiment/plot.h"
+#include "pacer/experiment/verdict.h"
 
 namespace pacer {
 
 // The text of report.md. `table` is the comparison's Markdown table (with its legend). Pure:
 // same inputs ⇒ the same text.
-std::string comparison_report(const Comparison& c, const std::string& table,
-                              const std::vector<Figure>& figures);
+std::string comparison_report(const Comparison& c, const Verdict& verdict,
+                              const std::string& table, const std::vector<Figure>& figures);
 
-// One method against the best by the comparison's criterion, paired over seeds (every method runs
-// on the same seeds): the ratio of the means and the mean per-seed difference with its 95 %
-// Student-t interval, or, where seeds missed the target, what the lower bounds allow one to say.
-std::string versus_best(const Comparison& c, const MethodResult& m, const MethodResult& best);
+// Method m against the verdict's leader (verdict.h), in a sentence: its criterion value over
+// seeds and its paired ratio to the leader with the interval, marked where it includes a tie.
+std::string versus_leader(const Comparison& c, const Verdict& v, size_t m);
 
 // Every method against the comparison's baseline (c.baseline, which must name one of its methods),
 // paired over seeds: for each metric, the per-seed ratios m_k / b_k and differences m_k − b_k,

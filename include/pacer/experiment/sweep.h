@@ -10,19 +10,23 @@
 // From the cells' compare.csv, a sweep writes in <out>:
 //   sweep.csv   one row per cell and method: the cell, its axis values, the method's rank in the
 //               cell by the comparison's criterion (compare.h: time to the first target with
-//               missed seeds ranked last, or final F), its speedup over DGD (DGD's criterion
-//               value divided by the method's; blank without DGD or when either is a lower
-//               bound), then the method's compare.csv row as written;
-//   report.md   the question, the regime map, a table of each cell's winner with its speedup
-//               over DGD and over the runner-up, and links to every cell's report;
+//               missed seeds ranked last, or final F), its speedup over DGD (paired over seeds:
+//               the geometric mean of DGD's criterion value over the method's, with its 95 %
+//               interval; blank without DGD), then the method's compare.csv row as written;
+//   report.md   the question, the regime map, a table of each cell's verdict (verdict.h: the
+//               winner only where the runs decide it, else "undecided between ..." or "no method
+//               reached the target", and what would decide it) with the winner's speedup over
+//               DGD, and links to every cell's report;
 //   regime_map  (figure, plot.h conventions) for one or two axes: a tile per cell coloured by
-//               the winning method, labelled with its name and the two speedups.
+//               the winning method and labelled with its name and speedup over DGD; an
+//               undecided cell is grey and names the tied methods.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "pacer/experiment/comparison.h"
+#include "pacer/experiment/verdict.h"
 
 namespace pacer {
 
@@ -47,17 +51,17 @@ struct SweepCell {
 // are no axes, more than three, or one key twice.
 std::vector<SweepCell> sweep_cells(const std::vector<SweepAxis>& axes);
 
-// One cell's comparison as read back from its compare.csv.
+// One cell's comparison as read back from its runs.csv and compare.csv.
 struct SweepCellResult {
-  bool has_target = false;               // the criterion is time to target (else final F)
-  std::vector<MethodResult> methods;     // spec, tuned value, counts and estimates
-  std::vector<std::string> csv_rows;     // each method's compare.csv row, verbatim
-  std::vector<int> rank;                 // 1 = winner, by criterion_score (ties: list order)
-  std::vector<double> speedup_over_dgd;  // NaN: no DGD, or a lower bound on either side
-  int winner = -1, runner_up = -1;       // indices into methods (-1: none)
-  double winner_over_runner_up = kNotAvailable;
+  Comparison comparison;              // from runs.csv: every seed of every method
+  Verdict verdict;                    // verdict.h, on `comparison`
+  std::vector<std::string> csv_rows;  // each method's compare.csv row, verbatim
+  std::vector<int> rank;              // 1 = first, by criterion_score (ties: list order)
+  // DGD's criterion over the method's, paired over seeds (a speedup when the criterion is a time);
+  // empty without DGD.
+  std::vector<Estimate> speedup_over_dgd;
+  bool has_target() const { return !comparison.targets.empty(); }
 };
-
 struct SweepResult {
   std::string csv;       // sweep.csv
   std::string markdown;  // the winners' table, as printed and in report.md
@@ -69,7 +73,9 @@ struct SweepResult {
 SweepResult write_sweep(const std::string& out_dir, const std::string& name,
                         const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells);
 
-// One cell's compare.csv text, parsed and ranked; `source` names it in errors.
-SweepCellResult read_cell_result(const std::string& csv, const std::string& source);
+// One cell's results: `runs_csv` (its runs.csv) and `compare_csv` (its compare.csv, whose rows
+// go into sweep.csv), parsed, ranked and decided; `source` names the cell's folder in errors.
+SweepCellResult read_cell_result(const std::string& runs_csv, const std::string& compare_csv,
+                                 const std::string& source);
 
 }  // namespace pacer

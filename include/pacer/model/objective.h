@@ -65,12 +65,21 @@ class Objective {
   double full_gradient(const Vec& x, Vec& grad, ComputePool& pool, const Slots& slots) const;
   std::vector<double> partition_losses(const Vec& x, ComputePool& pool, const Slots& slots) const;
 
+  // The model's mean loss on each of `batches`, in order. Each batch must have at most as many
+  // rows as the largest partition (what a scratch's workspace holds). The pool
+  // overload computes one batch per task like the functions above and returns the same values,
+  // bit for bit, for any pool and number of slots.
+  std::vector<double> batch_losses(const Vec& x, const std::vector<Batch>& batches,
+                                   Scratch& scratch) const;
+  std::vector<double> batch_losses(const Vec& x, const std::vector<Batch>& batches,
+                                   ComputePool& pool, const Slots& slots) const;
+
  private:
-  // For p = 0..P−1 in turn: compute(p, slot) runs on the pool (slot = p mod slots), then
-  // combine(p, slot) on the calling thread once compute(p) is done, in increasing p.
+  // For k = 0..count−1 in turn: compute(k, slot) runs on the pool (slot = k mod slots), then
+  // combine(k, slot) on the calling thread once compute(k) is done, in increasing k.
   template <typename Compute, typename Combine>
-  void for_each_partition(ComputePool& pool, const Slots& slots, Compute&& compute,
-                          Combine&& combine) const;
+  void for_each_task(int count, ComputePool& pool, const Slots& slots, Compute&& compute,
+                     Combine&& combine) const;
 
   std::shared_ptr<const Model> model_;
   std::vector<Dataset> parts_;

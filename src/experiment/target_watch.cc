@@ -1,0 +1,250 @@
+#include "pacer/experiment/target_watch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "pacer/core/error.h"
+#include "pacer/core/state.h"
+
+namespace pacer {
+namespace {
+
+// Steps searched one by one; a longer stretch is first searched at this many evenly spaced steps.
+constexpr int64_t kLeafSteps = 8;
+// An anchored estimate is re-anchored once its standard error exceeds this part of the plain one's:
+// the model has moved far enough from the anchor that the control variate lost most of its use.
+constexpr double kReanchorRatio = 0.5;
+// A decision is made on an estimate at least this many standard errors from the target: with at
+// least 15 degrees of freedom, wrong with probability below 1 % (target_estimate.h).
+constexpr double kDecisiveErrors = 3;
+
+}  // namespace
+
+void TargetHit::checkpoint(StateArchive& a) {
+  record.checkpoint(a);
+  a.io(loss.value);
+  a.io(loss.se);
+}
+
+void TargetWatch::Progress::checkpoint(StateArchive& a) {
+  a.io(decided);
+  a.io(streak);
+}
+
+TargetWatch::TargetWatch(TargetWatchOptions options, TargetLossEstimator& estimator)
+    : options_(std::move(options)),
+      estimator_(estimator),
+      progress_(options_.targets.size()),
+      hits_(options_.targets.size()) {
+  PACER_CHECK(options_.hold >= 1 && options_.check_every > 0 && options_.window >= 1 &&
+              options_.workers >= 1);
+}
+
+bool TargetWatch::all_reached() const {
+  return std::all_of(hits_.begin(), hits_.end(), [](const auto& h) { return h.has_value(); });
+}
+
+double TargetWatch::largest_open_target() const {
+  double largest = -1;
+  for (size_t k = 0; k < hits_.size(); ++k) {
+    if (!hits_[k]) largest = std::max(largest, options_.targets[k]);
+  }
+  return largest;
+}
+
+bool TargetWatch::check_due(const UpdateRecord& record) const {
+  for (size_t k = 0; k < hits_.size(); ++k) {
+    if (!hits_[k] && progress_[k].streak > 0) return true;  // a hold under way: every step
+  }
+  if (static_cast<int64_t>(window_.size()) >= options_.window) return true;
+  const double interval = options_.check_every * (last_check_near_ ? 1.0 : options_.far_factor);
+  return (record.work_units - last_check_work_) / options_.workers >= interval;
+}
+
+void TargetWatch::on_update(const UpdateRecord& record, const Vec& x) {
+  if (hits_.empty() || all_reached()) return;
+  Snapshot& s = window_.emplace_back();
+  s.record = record;
+  if (!spare_.empty()) {
+    s.x = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  s.x = x;
+  if (check_due(record)) check(record.step);
+}
+
+void TargetWatch::on_run_end() {
+  if (hits_.empty() || all_reached() || window_.empty()) return;
+  if (window_.back().record.step != last_checked_step_) check(window_.back().record.step);
+}
+
+const TargetWatch::Snapshot& TargetWatch::snapshot(int64_t step) const {
+  PACER_CHECK(!window_.empty() && step >= window_.front().record.step &&
+              step <= window_.back().record.step);
+  return window_[static_cast<size_t>(step - window_.front().record.step)];
+}
+
+void TargetWatch::extend(int64_t step, int level, const char* kind) {
+  TargetLossEstimator::Sums& sums = memo_[step];
+  const int64_t before = sums.y.empty() ? 0 : estimator_.rows_at(estimator_.level_of(sums));
+  const Snapshot& s = snapshot(step);
+  estimator_.extend(s.x, level, sums);
+  if (estimator_.exact(sums) && step > anchor_step_) {
+    estimator_.set_anchor(sums);
+    anchor_step_ = step;
+  }
+  ++evaluations_;
+  const int64_t rows = estimator_.rows_at(level);
+  rows_evaluated_ += rows - before;
+  const TargetLoss loss = estimator_.estimate(sums);
+  fmt::format_to(std::back_inserter(csv_), "{},{},{},{},{},{},{}\n", s.record.time, s.record.step,
+                 s.record.work_units, loss.value, loss.se, rows, kind);
+}
+
+TargetLossEstimator::Sums& TargetWatch::sums_at(int64_t step, const char* kind) {
+  auto it = memo_.find(step);
+  if (it == memo_.end()) extend(step, 0, kind);
+  return memo_.at(step);
+}
+
+bool TargetWatch::below(size_t k, int64_t step, const char* kind) {
+  TargetLossEstimator::Sums& sums = sums_at(step, kind);
+  const double target = options_.targets[k];
+  for (;;) {
+    const TargetLoss loss = estimator_.estimate(sums);
+    const bool decided = std::abs(loss.value - target) >= kDecisiveErrors * loss.se;
+    if (decided || estimator_.exact(sums)) return loss.value <= target;
+    extend(step, estimator_.level_of(sums) + 1, "refine");
+  }
+}
+
+void TargetWatch::maybe_anchor(int64_t step) {
+  TargetLossEstimator::Sums& sums = sums_at(step, "check");
+  if (estimator_.exact(sums)) return;
+  const TargetLoss plain = estimator_.plain_estimate(sums);
+  const bool first =
+      !estimator_.anchored() && plain.value <= options_.near_ratio * largest_open_target();
+  const bool drifted =
+      estimator_.anchored() && estimator_.estimate(sums).se > kReanchorRatio * plain.se;
+  if (first || drifted) extend(step, estimator_.levels() - 1, "anchor");
+}
+
+void TargetWatch::check(int64_t step) {
+  maybe_anchor(step);
+  const Snapshot& s = snapshot(step);
+  last_check_work_ = s.record.work_units;
+  last_checked_step_ = step;
+  for (size_t k = 0; k < hits_.size(); ++k) {
+    if (!hits_[k]) resolve(k, step);
+  }
+  // Once near, the checks stay close together: F's noise may lift it above the threshold again.
+  const double open = largest_open_target();
+  last_check_near_ = last_check_near_ ||
+                     (open >= 0 && estimator_.estimate(memo_.at(step)).value <= options_.near_ratio * open);
+  drop_decided_snapshots();
+}
+
+std::optional<int64_t> TargetWatch::first_below(size_t k, int64_t from, int64_t to) {
+  if (to - from <= kLeafSteps) {
+    for (int64_t s = from + 1; s <= to; ++s) {
+      if (below(k, s, "search")) return s;
+    }
+    return std::nullopt;
+  }
+  const int64_t stride = (to - from + kLeafSteps - 1) / kLeafSteps;
+  for (int64_t previous = from; previous < to;) {
+    const int64_t point = std::min(previous + stride, to);
+    if (below(k, point, "search")) return first_below(k, previous, point);
+    previous = point;
+  }
+  return std::nullopt;
+}
+
+void TargetWatch::resolve(size_t k, int64_t last) {
+  Progress& p = progress_[k];
+  if (!below(k, last, "check")) {  // the steps between are not looked at (see the header)
+    p.decided = last;
+    p.streak = 0;
+    return;
+  }
+  int64_t cursor = p.decided, streak = p.streak;
+  while (cursor < last) {
+    if (streak > 0) {
+      ++cursor;
+      streak = below(k, cursor, "search") ? streak + 1 : 0;
+    } else {
+      const std::optional<int64_t> next = first_below(k, cursor, last);
+      if (!next) break;  // cannot happen while `last` is below; kept for safety
+      cursor = *next;
+      streak = 1;
+    }
+    if (streak >= options_.hold) {
+      hits_[k] = TargetHit{snapshot(cursor).record, estimator_.estimate(memo_.at(cursor))};
+      return;
+    }
+  }
+  p.decided = last;
+  p.streak = streak;
+}
+
+void TargetWatch::drop_decided_snapshots() {
+  int64_t keep_after = window_.empty() ? 0 : window_.back().record.step;  // all decided
+  for (size_t k = 0; k < hits_.size(); ++k) {
+    if (!hits_[k]) keep_after = std::min(keep_after, progress_[k].decided);
+  }
+  while (!window_.empty() && window_.front().record.step <= keep_after) {
+    memo_.erase(window_.front().record.step);
+    spare_.push_back(std::move(window_.front().x));
+    window_.pop_front();
+  }
+  if (all_reached()) {
+    window_.clear();
+    spare_.clear();
+    memo_.clear();
+  }
+}
+
+nlohmann::json TargetWatch::describe() const {
+  nlohmann::json j;
+  j["rows"] = estimator_.population();
+  j["first_level_rows"] = estimator_.rows_at(0);
+  j["evaluations"] = evaluations_;
+  j["rows_evaluated"] = rows_evaluated_;
+  // The evaluations' cost in evaluations of F on every row.
+  j["full_evaluations"] =
+      static_cast<double>(rows_evaluated_) / static_cast<double>(estimator_.population());
+  j["check_every"] = options_.check_every;
+  return j;
+}
+
+void TargetWatch::checkpoint(StateArchive& a) {
+  a.section("target_watch");
+  estimator_.checkpoint(a);
+  int64_t size = static_cast<int64_t>(window_.size());
+  a.io(size);
+  if (a.loading()) window_.resize(static_cast<size_t>(size));
+  for (Snapshot& s : window_) {
+    s.record.checkpoint(a);
+    a.io(s.x);
+  }
+  std::map<int64_t, std::vector<double>> memo;
+  for (const auto& [step, sums] : memo_) memo.emplace(step, sums.y);
+  a.io(memo);
+  if (a.loading()) {
+    memo_.clear();
+    for (auto& [step, y] : memo) memo_[step].y = std::move(y);
+  }
+  a.io(anchor_step_);
+  a.io(progress_);
+  a.io(hits_);
+  a.io(last_check_work_);
+  a.io(last_checked_step_);
+  a.io(last_check_near_);
+  a.io(evaluations_);
+  a.io(rows_evaluated_);
+  a.io(csv_);
+}
+
+}  // namespace pacer
