@@ -32,7 +32,8 @@
 
 namespace pacer {
 
-inline constexpr uint32_t kCheckpointFormat = 2;  // 2: job log, attribution (#14)
+inline constexpr uint32_t kCheckpointFormat = 3;  // 2: job log, attribution (#14); 3: the
+                                                  // queue straggler policy (#26)
 
 struct CheckpointPolicy {
   int64_t every_steps = 0;  // 0 = off
