@@ -105,8 +105,8 @@ class SyncMaster : public TrainingMaster {
   // The step's reported loss (the file comment); NaN when no message arrived.
   double reported_loss() const;
   void assign_current(int worker, Cluster& cluster);
-  // kQueue: the step just begun goes to every busy worker's queue; a worker whose queue is not
-  // empty is given its oldest queued step.
+  // kQueue: queue_current appends the step just begun (and keeps its model) to a busy worker's
+  // queue; assign_queued gives an idle worker the oldest step of its queue, at that step's model.
   void queue_current(int worker);
   void assign_queued(int worker, Cluster& cluster);
   // Forgets the model of `step` unless a queue still holds the step.
