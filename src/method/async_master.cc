@@ -332,10 +332,12 @@ AsyncMethod::AsyncMethod(const Config& config, const MethodSetup& setup) : setup
                                 "worker it is plain SGD; use dgd)",
                                 config.get_string("method.name", "")));
   }
+  check_asynchronous_sampling(config);
 }
 
 std::unique_ptr<Worker> AsyncMethod::make_worker(int worker) const {
-  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed,
+                                          MinibatchSampling::kIndependent);
 }
 
 bool read_round_restart_cancels(const Config& config) {

@@ -48,6 +48,7 @@ std::shared_ptr<const CyclicEncoding> read_cyclic_encoding(const Config& config,
 CodedMethod::CodedMethod(const Config& config, const MethodSetup& setup, PlacementKind kind)
     : setup_(setup),
       policy_(read_straggler_policy(config)),
+      sampling_(read_minibatch_sampling(config)),
       placement_(kind, setup.workers, read_stragglers(config, kind, setup.workers)) {}
 
 // ---- CodedMaster ----

@@ -15,6 +15,7 @@
 #include "pacer/coding/decoder.h"
 #include "pacer/coding/encoding.h"
 #include "pacer/coding/placement.h"
+#include "pacer/method/gradient_worker.h"
 #include "pacer/method/method.h"
 #include "pacer/method/sync_master.h"
 
@@ -32,7 +33,7 @@ std::shared_ptr<const CyclicEncoding> read_cyclic_encoding(const Config& config,
                                                            const Placement& placement,
                                                            uint64_t seed);
 
-// A synchronous coded method: its setup, straggler policy and placement.
+// A synchronous coded method: its setup, straggler policy, minibatch sampling and placement.
 class CodedMethod : public Method {
  public:
   bool synchronous() const override { return true; }
@@ -43,6 +44,7 @@ class CodedMethod : public Method {
 
   MethodSetup setup_;
   StragglerPolicy policy_;
+  MinibatchSampling sampling_;
   Placement placement_;
 };
 

@@ -5,8 +5,9 @@
 namespace pacer {
 
 CodedWorker::CodedWorker(std::shared_ptr<const Objective> objective, int worker, uint64_t seed,
-                         std::vector<int> partitions, std::vector<double> coefficients)
-    : PartitionWorkerBase(std::move(objective), worker, seed),
+                         MinibatchSampling sampling, std::vector<int> partitions,
+                         std::vector<double> coefficients)
+    : PartitionWorkerBase(std::move(objective), worker, seed, sampling),
       partitions_(std::move(partitions)),
       coefficients_(std::move(coefficients)) {
   PACER_CHECK(!partitions_.empty() && partitions_.size() == coefficients_.size());
@@ -17,7 +18,7 @@ void CodedWorker::compute(const Job& job, const Vec& x, WorkerOutput& out) {
   thread_local Vec gradient;
   double loss = 0;
   for (size_t k = 0; k < partitions_.size(); ++k) {
-    loss += evaluate(partitions_[k], x, gradient);
+    loss += evaluate(partitions_[k], job.tag, x, gradient);
     if (k == 0) {
       out.payload = coefficients_[0] * gradient;
     } else {
@@ -29,9 +30,10 @@ void CodedWorker::compute(const Job& job, const Vec& x, WorkerOutput& out) {
 }
 
 PipelineWorker::PipelineWorker(std::shared_ptr<const Objective> objective, int worker,
-                               uint64_t seed, std::vector<int> partitions, int offset,
+                               uint64_t seed, MinibatchSampling sampling,
+                               std::vector<int> partitions, int offset,
                                std::vector<double> coefficients)
-    : PartitionWorkerBase(std::move(objective), worker, seed),
+    : PartitionWorkerBase(std::move(objective), worker, seed, sampling),
       cache_(std::move(partitions), offset),
       coefficients_(std::move(coefficients)) {
   PACER_CHECK(static_cast<int>(coefficients_.size()) == cache_.size());
@@ -41,7 +43,7 @@ void PipelineWorker::compute(const Job& job, const Vec& x, WorkerOutput& out) {
   double loss = 0;
   const std::span<const int> due = cache_.slots_due(job.tag);
   for (int slot : due) {
-    loss += evaluate(cache_.partition(slot), x, cache_.gradient(slot));
+    loss += evaluate(cache_.partition(slot), job.tag, x, cache_.gradient(slot));
     cache_.store(slot, job.tag);
   }
   out.loss = loss / static_cast<double>(due.size());

@@ -27,7 +27,7 @@ class GcCr : public CodedMethod {
     return std::make_unique<CyclicMaster>(trainer, placement_, dim(), policy_, encoding_);
   }
   std::unique_ptr<Worker> make_worker(int worker) const override {
-    return std::make_unique<CodedWorker>(setup_.objective, worker, setup_.seed,
+    return std::make_unique<CodedWorker>(setup_.objective, worker, setup_.seed, sampling_,
                                          placement_.partitions(worker),
                                          row_coefficients(encoding_->matrix, placement_, worker));
   }

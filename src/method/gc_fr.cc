@@ -24,8 +24,8 @@ class GcFr : public CodedMethod {
   }
   std::unique_ptr<Worker> make_worker(int worker) const override {
     const std::vector<int>& partitions = placement_.partitions(worker);
-    return std::make_unique<CodedWorker>(setup_.objective, worker, setup_.seed, partitions,
-                                         std::vector<double>(partitions.size(), 1.0));
+    return std::make_unique<CodedWorker>(setup_.objective, worker, setup_.seed, sampling_,
+                                         partitions, std::vector<double>(partitions.size(), 1.0));
   }
 };
 

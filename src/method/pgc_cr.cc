@@ -53,8 +53,8 @@ class PgcCr : public CodedMethod {
     std::vector<double> coefficients = encoding_
                                            ? row_coefficients(encoding_->matrix, placement_, worker)
                                            : std::vector<double>(partitions.size(), 1.0);
-    return std::make_unique<PipelineWorker>(setup_.objective, worker, setup_.seed, partitions,
-                                            /*offset=*/0, std::move(coefficients));
+    return std::make_unique<PipelineWorker>(setup_.objective, worker, setup_.seed, sampling_,
+                                            partitions, /*offset=*/0, std::move(coefficients));
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "pacer/method/sync_master.h"
 
+#include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
@@ -9,9 +11,27 @@
 namespace pacer {
 
 StragglerPolicy read_straggler_policy(const Config& config) {
-  std::string policy = config.get_choice("method.straggler_policy", "finish", {"finish", "cancel"});
+  std::string policy =
+      config.get_choice("method.straggler_policy", "finish", {"finish", "cancel", "queue"});
+  if (policy == "queue") return StragglerPolicy::kQueue;
   return policy == "cancel" ? StragglerPolicy::kCancel : StragglerPolicy::kFinish;
 }
+
+namespace {
+
+const char* policy_name(StragglerPolicy policy) {
+  switch (policy) {
+    case StragglerPolicy::kCancel:
+      return "cancel";
+    case StragglerPolicy::kQueue:
+      return "queue";
+    case StragglerPolicy::kFinish:
+      break;
+  }
+  return "finish";
+}
+
+}  // namespace
 
 SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPolicy policy)
     : TrainingMaster(trainer),
@@ -23,6 +43,7 @@ SyncMaster::SyncMaster(Trainer& trainer, int workers, int64_t dim, StragglerPoli
       arrived_(workers, false),
       assigned_step_(workers, -1),
       lost_(workers, false),
+      queued_(workers),
       direction_(Vec::Zero(dim)),
       straggled_(workers, 0),
       late_(workers, 0),
@@ -48,16 +69,43 @@ void SyncMaster::assign_current(int worker, Cluster& cluster) {
   assigned_step_[worker] = step_;
 }
 
+void SyncMaster::queue_current(int worker) {
+  queued_[worker].push_back(step_);
+  queued_models_.try_emplace(step_, trainer_.x());
+  ++queued_jobs_;
+}
+
+void SyncMaster::assign_queued(int worker, Cluster& cluster) {
+  std::vector<int64_t>& queue = queued_[worker];
+  const int64_t step = queue.front();
+  queue.erase(queue.begin());
+  cluster.assign(worker, Job{step}, queued_models_.at(step));
+  assigned_step_[worker] = step;
+  release_queued_model(step);
+}
+
+void SyncMaster::release_queued_model(int64_t step) {
+  for (const std::vector<int64_t>& queue : queued_) {
+    if (std::find(queue.begin(), queue.end(), step) != queue.end()) return;
+  }
+  queued_models_.erase(step);
+}
+
 void SyncMaster::on_reply(const Reply& reply, Cluster& cluster) {
   if (reply.status == ReplyStatus::kFailed) fail_on_failed_reply(reply);
   trainer_.add_work(reply.units);
   if (trainer_.finished()) return;
   const int w = reply.worker;
   if (reply.tag != step_) {
-    // A straggler finishing a closed step: its message is not used; it takes the newest x.
+    // A straggler finishing a closed step: its message is not used; it takes its next queued step
+    // (kQueue) or the newest x.
     ++late_replies_;
     trainer_.reply_unused(w);
-    if (assigned_step_[w] != step_) assign_current(w, cluster);
+    if (!queued_[w].empty()) {
+      assign_queued(w, cluster);
+    } else if (assigned_step_[w] != step_) {
+      assign_current(w, cluster);
+    }
     return;
   }
   keep_message(w, reply);
@@ -81,6 +129,12 @@ void SyncMaster::keep_message(int w, const Reply& reply) {
 void SyncMaster::on_lost(int worker, Cluster& cluster) {
   record_lost(worker, cluster);
   lost_[worker] = true;
+  // Its queued steps are lost with it; a worker that comes back takes the current step.
+  while (!queued_[worker].empty()) {
+    const int64_t step = queued_[worker].back();
+    queued_[worker].pop_back();
+    release_queued_model(step);
+  }
   if (trainer_.finished()) return;
   if (!survivors_can_close()) {
     stop_too_many_lost(cluster, lost_requirement(), lost_advice());
@@ -131,12 +185,10 @@ void SyncMaster::close_step(Cluster& cluster, int decisive, bool by_message) {
   record.wait = record.time - (waited_from > 0 ? arrival_times_[waited_from - 1] : step_start_);
   ++decisive_[decisive];
   wait_caused_[decisive] += record.wait;
-  double loss_sum = 0;
   int64_t ages = 0, age_sum = 0;
   std::vector<bool> used_mask(workers_, false);
   for (int w : used_) {
     used_mask[w] = true;
-    loss_sum += losses_[w];
     for (int64_t version : versions_[w]) {
       const int64_t age = step_ - version;
       ++staleness_histogram_[age];
@@ -144,7 +196,7 @@ void SyncMaster::close_step(Cluster& cluster, int decisive, bool by_message) {
       ++ages;
     }
   }
-  record.loss = used_.empty() ? record.loss : loss_sum / static_cast<double>(used_.size());
+  record.loss = reported_loss();
   record.staleness = ages ? static_cast<double>(age_sum) / static_cast<double>(ages) : 0.0;
   for (int w = 0; w < workers_; ++w) {
     if (!used_mask[w]) ++straggled_[w];
@@ -167,9 +219,24 @@ void SyncMaster::close_step(Cluster& cluster, int decisive, bool by_message) {
       cluster.cancel(w);
       ++cancelled_jobs_;
       assign_current(w, cluster);
+    } else if (policy_ == StragglerPolicy::kQueue) {
+      queue_current(w);
     }
     // kFinish: a busy worker receives step t+1 when its late reply arrives.
   }
+}
+
+double SyncMaster::reported_loss() const {
+  // Every message of the step in by the close (the file comment), summed in worker-index order
+  // so that the mean does not depend on the order of arrival.
+  double sum = 0;
+  int count = 0;
+  for (int w = 0; w < workers_; ++w) {
+    if (!arrived_[w]) continue;
+    sum += losses_[w];
+    ++count;
+  }
+  return count > 0 ? sum / count : std::numeric_limits<double>::quiet_NaN();
 }
 
 void SyncMaster::checkpoint(StateArchive& a) {
@@ -189,6 +256,8 @@ void SyncMaster::checkpoint(StateArchive& a) {
   a.io(step_start_);
   a.io(assigned_step_);
   a.io(lost_);
+  a.io(queued_);
+  a.io(queued_models_);
   a.io(straggled_);
   a.io(late_);
   a.io(decisive_);
@@ -196,17 +265,20 @@ void SyncMaster::checkpoint(StateArchive& a) {
   a.io(staleness_histogram_);
   a.io(late_replies_);
   a.io(cancelled_jobs_);
+  a.io(queued_jobs_);
   checkpoint_method(a);
 }
 
 std::unique_ptr<Worker> GradientSyncMethod::make_worker(int worker) const {
-  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed);
+  return std::make_unique<GradientWorker>(setup_.objective, worker, setup_.seed, sampling_);
 }
 
 void SyncMaster::summarize(nlohmann::json& out) const {
-  out["straggler_policy"] = policy_ == StragglerPolicy::kCancel ? "cancel" : "finish";
+  out["straggler_policy"] = policy_name(policy_);
   out["late_replies"] = late_replies_;
   out["cancelled_jobs"] = cancelled_jobs_;
+  // kQueue: jobs sent to a worker still busy (each one computed later, in order, unless lost).
+  if (policy_ == StragglerPolicy::kQueue) out["queued_jobs"] = queued_jobs_;
   // A straggler is late: the step closed before its message arrived. A message can also arrive in
   // time and not be used (not the first of its FR group, overlapping in IS-GC).
   out["steps_late_per_worker"] = late_;

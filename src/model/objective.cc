@@ -38,36 +38,79 @@ std::unique_ptr<Objective::Scratch> Objective::make_scratch() const {
   scratch->gathered.num_classes = first.num_classes;
   scratch->gathered.name = first.name;
   scratch->order.reserve(max_rows_);
+  if (gathered_rows > 0) {
+    scratch->identity.resize(max_rows_);
+    std::iota(scratch->identity.begin(), scratch->identity.end(), 0);
+    scratch->swaps.reserve(gathered_rows);
+  }
   scratch->gradient.resize(dim());
   return scratch;
 }
 
+bool Objective::samples(int p) const {
+  PACER_CHECK(p >= 0 && p < num_partitions());
+  return batch_ > 0 && batch_ < parts_[p].rows();
+}
+
+void Objective::gather(int p, int row, int i, Scratch& scratch) const {
+  const Dataset& part = parts_[p];
+  const int cols = part.cols();
+  std::copy_n(part.features.data() + static_cast<int64_t>(row) * cols, cols,
+              scratch.gathered.features.data() + static_cast<int64_t>(i) * cols);
+  scratch.gathered.labels[i] = part.labels[row];
+}
+
+double Objective::gathered_gradient(const Vec& x, Vec& grad, Scratch& scratch) const {
+  grad.resize(dim());
+  const Dataset& gathered = scratch.gathered;
+  const Batch batch{gathered.features.data(), gathered.labels.data(), batch_, gathered.cols()};
+  return model_->loss_and_gradient(x, batch, grad, *scratch.workspace);
+}
+
 double Objective::partition_gradient(int p, const Vec& x, Vec& grad, Rng& rng,
                                      Scratch& scratch) const {
-  PACER_CHECK(p >= 0 && p < num_partitions());
-  const Dataset& part = parts_[p];
-  const int rows = part.rows();
-  if (batch_ == 0 || batch_ >= rows) return full_partition_gradient(p, x, grad, scratch);
-
+  if (!samples(p)) return full_partition_gradient(p, x, grad, scratch);
+  const int rows = parts_[p].rows();
   std::vector<int>& order = scratch.order;
   if (static_cast<int>(order.size()) != rows) {
     order.resize(rows);  // within the capacity reserved by make_scratch
     std::iota(order.begin(), order.end(), 0);
   }
-  Dataset& gathered = scratch.gathered;
-  PACER_CHECK(gathered.rows() >= batch_);
-  const int cols = part.cols();
+  PACER_CHECK(scratch.gathered.rows() >= batch_);
   for (int i = 0; i < batch_; ++i) {
     const int j = i + static_cast<int>(rng.uniform_int(static_cast<uint64_t>(rows - i)));
     std::swap(order[i], order[j]);
-    const int row = order[i];
-    std::copy_n(part.features.data() + static_cast<int64_t>(row) * cols, cols,
-                gathered.features.data() + static_cast<int64_t>(i) * cols);
-    gathered.labels[i] = part.labels[row];
+    gather(p, order[i], i, scratch);
   }
+  return gathered_gradient(x, grad, scratch);
+}
+
+double Objective::partition_gradient_fresh(int p, const Vec& x, Vec& grad, Rng& rng,
+                                           Scratch& scratch) const {
+  if (!samples(p)) return full_partition_gradient(p, x, grad, scratch);
+  // A partial Fisher-Yates shuffle of the identity, undone afterwards: O(batch), and the rows
+  // depend only on rng.
+  const int rows = parts_[p].rows();
+  std::vector<int>& order = scratch.identity;
+  std::vector<int>& swaps = scratch.swaps;
+  PACER_CHECK(static_cast<int>(order.size()) >= rows && scratch.gathered.rows() >= batch_);
+  swaps.clear();
+  for (int i = 0; i < batch_; ++i) {
+    const int j = i + static_cast<int>(rng.uniform_int(static_cast<uint64_t>(rows - i)));
+    std::swap(order[i], order[j]);
+    swaps.push_back(j);
+    gather(p, order[i], i, scratch);
+  }
+  for (int i = batch_ - 1; i >= 0; --i) std::swap(order[i], order[swaps[i]]);
+  return gathered_gradient(x, grad, scratch);
+}
+
+double Objective::partition_gradient_first(int p, const Vec& x, Vec& grad, Scratch& scratch) const {
+  if (!samples(p)) return full_partition_gradient(p, x, grad, scratch);
+  const Dataset& part = parts_[p];
   grad.resize(dim());
-  const Batch batch{gathered.features.data(), gathered.labels.data(), batch_, cols};
-  return model_->loss_and_gradient(x, batch, grad, *scratch.workspace);
+  const Batch first{part.features.data(), part.labels.data(), batch_, part.cols()};
+  return model_->loss_and_gradient(x, first, grad, *scratch.workspace);
 }
 
 double Objective::full_partition_gradient(int p, const Vec& x, Vec& grad, Scratch& scratch) const {

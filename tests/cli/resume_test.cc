@@ -30,6 +30,7 @@ struct Case {
   const char* extra;           // more [method] keys, then other tables
   const char* optimizer = "";  // more [optimizer] keys
   const char* top = "";        // more top-level keys
+  const char* training = "";   // more [training] keys
 };
 
 // Every method, with the state that checkpoints must carry switched on: minibatches (each
@@ -47,6 +48,10 @@ const Case kCases[] = {
     {"pgc-cr", "s = 2\n"},
     {"pgc-cr", "s = 1\ndecoder = \"exact\"\n"},
     {"pgc-cr", "s = 2\ndecoder = \"adaptive\"\nadaptive_every = 3\n"},
+    // The queue policy's queued steps and their models; the other two minibatch samplings.
+    {"pgc-cr", "s = 2\nstraggler_policy = \"queue\"\n"},
+    {"gc-cr", "s = 1\n", "", "", "sampling = \"independent\"\n"},
+    {"pgc-fr", "s = 1\nstraggler_policy = \"queue\"\n", "", "", "sampling = \"fixed\"\n"},
     {"asgd", "", "momentum = 0.9\n"},
     {"rescaled-asgd", "tau = \"estimate\"\n"},
     {"delay-adaptive-asgd", ""},
@@ -61,15 +66,15 @@ const Case kCases[] = {
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.method << " " << c.top << c.extra << c.optimizer;
+  *os << c.method << " " << c.top << c.extra << c.optimizer << c.training;
 }
 
 std::string config_text(const Case& c) {
-  std::string text = std::string(c.top) +
-                     "workers = 6\nseed = 3\nmax_steps = " + std::to_string(kSteps) +
-                     "\neval_every = 30\n[checkpoint]\nevery_steps = " + std::to_string(kEvery) +
-                     "\n[training]\nbatch = 8\n[timing]\nmodel = \"exponential\"\ntau = 1.0\n" +
-                     "[optimizer]\nlr = 0.02\n" + c.optimizer + testing::kLeastSquaresTables;
+  std::string text =
+      std::string(c.top) + "workers = 6\nseed = 3\nmax_steps = " + std::to_string(kSteps) +
+      "\neval_every = 30\n[checkpoint]\nevery_steps = " + std::to_string(kEvery) +
+      "\n[training]\nbatch = 8\n" + c.training + "[timing]\nmodel = \"exponential\"\ntau = 1.0\n" +
+      "[optimizer]\nlr = 0.02\n" + c.optimizer + testing::kLeastSquaresTables;
   std::string extra = c.extra;
   // The case's [method] keys go in the [method] table; a table it opens follows.
   const size_t table = extra.find('[');

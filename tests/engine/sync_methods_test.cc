@@ -119,6 +119,75 @@ TEST(SyncMaster, DeterministicForSameSeed) {
   }
 }
 
+// A worker half that records every job it computes (its tag and model), then lets the method's
+// own worker half answer it.
+class RecordingWorker : public Worker {
+ public:
+  explicit RecordingWorker(std::unique_ptr<Worker> inner) : inner_(std::move(inner)) {}
+  double units(const Job& job) const override { return inner_->units(job); }
+  void compute(const Job& job, const Vec& x, WorkerOutput& out) override {
+    jobs.emplace_back(job.tag, x);
+    inner_->compute(job, x, out);
+  }
+  std::vector<std::pair<int64_t, Vec>> jobs;
+
+ private:
+  std::unique_ptr<Worker> inner_;
+};
+
+// straggler_policy = "queue" on the simulator. IS-SGD(k = 1) on 3 workers, worker 2 taking 2.7 s
+// per job and the others 1 s: steps close every second, at 1, 2, ..., 20 s. Worker 2 is sent every
+// step: it computes steps 0, 1, 2, ... in order, each at its own model, finishing one every 2.7 s
+// (7 by 20 s), every one of them late; each of the 19 closes before the last queued a step for it.
+// Under finish it jumps to the newest step instead: 0, 2, 5, 8, ...
+TEST(SyncMaster, QueuePolicyHandsALateWorkerEveryStepInOrder) {
+  const int n = 3;
+  const int64_t steps = 20;
+  auto objective = least_squares_objective(n, 90, 4, /*batch=*/2);
+  auto timing = timing_from("[timing]\nmodel = \"fixed\"\ntau = [1.0, 1.0, 2.7]\n", n);
+  auto run = [&](const std::string& policy, std::vector<std::pair<int64_t, Vec>>& late_jobs) {
+    const Config config = method_config(
+        "[method]\nname = \"is-sgd\"\nk = 1\nstraggler_policy = \"" + policy + "\"\n");
+    std::unique_ptr<Method> method =
+        make_method(config, MethodSetup{objective, timing.get(), n, 1});
+    RecordingMonitor monitor(steps);
+    OptimizerOptions options;
+    options.lr = 0.05;
+    Trainer trainer(Vec::Zero(objective->dim()), Optimizer(options), monitor);
+    auto master = method->make_master(trainer);
+    std::vector<std::unique_ptr<Worker>> workers;
+    for (int i = 0; i < n; ++i) {
+      workers.push_back(std::make_unique<RecordingWorker>(method->make_worker(i)));
+    }
+    Simulator sim(*timing, CommModel{}, 1);
+    sim.run(*master, workers);
+    late_jobs = static_cast<RecordingWorker&>(*workers[2]).jobs;
+    SimRun result{monitor.records, monitor.models, {}, sim.stats()};
+    master->summarize(result.method_summary);
+    return result;
+  };
+  std::vector<std::pair<int64_t, Vec>> jobs;
+  const SimRun queue = run("queue", jobs);
+  ASSERT_EQ(queue.records.size(), static_cast<size_t>(steps));
+  EXPECT_DOUBLE_EQ(queue.records.back().time, 20.0);
+  ASSERT_EQ(jobs.size(), 7u);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    EXPECT_EQ(jobs[k].first, static_cast<int64_t>(k));
+    const Vec model = k == 0 ? Vec::Zero(objective->dim()) : queue.trajectory[k - 1];
+    EXPECT_EQ(jobs[k].second, model) << "step " << k;
+  }
+  EXPECT_EQ(queue.stats.jobs_completed[2], 7);
+  EXPECT_EQ(queue.method_summary["late_replies"].get<int64_t>(), 7);
+  EXPECT_EQ(queue.method_summary["queued_jobs"].get<int64_t>(), 19);
+  EXPECT_EQ(queue.method_summary["straggler_policy"], "queue");
+
+  const SimRun finish = run("finish", jobs);
+  std::vector<int64_t> tags;
+  for (const auto& job : jobs) tags.push_back(job.first);
+  EXPECT_EQ(tags, (std::vector<int64_t>{0, 2, 5, 8, 10, 13, 16}));
+  EXPECT_FALSE(finish.method_summary.contains("queued_jobs"));
+}
+
 TEST(IsSgd, RefusesKOutOfRange) {
   auto objective = least_squares_objective(4, 40, 2, 0);
   auto timing = timing_from("[timing]\nmodel = \"fixed\"\n", 4);

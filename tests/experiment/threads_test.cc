@@ -78,6 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
         // pipelined
         "name = \"pgc-cr\"\ns = 2\n", "name = \"pgc-fr\"\ns = 1\nstraggler_policy = \"cancel\"\n",
         "name = \"pgc-cr\"\ns = 1\ndecoder = \"adaptive\"\n",
+        "name = \"pgc-cr\"\ns = 2\nstraggler_policy = \"queue\"\n",
         // asynchronous (Ringmaster's stop variant, Rennala and Malenia cancel jobs)
         "name = \"asgd\"\n", "name = \"rescaled-asgd\"\ntau = \"estimate\"\n",
         "name = \"ringmaster\"\nR = 3\nvariant = \"stop\"\n", "name = \"rennala\"\n",

@@ -118,7 +118,11 @@ TEST_F(NoAllocation, ObjectivePartitionGradients) {
   Vec grad(objective.dim());
   objective.partition_gradient(0, x, grad, rng, *scratch);  // warm-up
   const long count = allocations_during([&] {
-    for (int p = 0; p < 3; ++p) objective.partition_gradient(p, x, grad, rng, *scratch);
+    for (int p = 0; p < 3; ++p) {
+      objective.partition_gradient(p, x, grad, rng, *scratch);
+      objective.partition_gradient_fresh(p, x, grad, rng, *scratch);
+      objective.partition_gradient_first(p, x, grad, *scratch);
+    }
     objective.full_partition_gradient(1, x, grad, *scratch);
     objective.full_gradient(x, grad, *scratch);
   });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -199,6 +200,101 @@ TEST(Objective, EmptyPartitionIsAnErrorNamingTheDataSet) {
     EXPECT_NE(std::string(e.what()).find("mnist-train"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("partition 1"), std::string::npos) << e.what();
   }
+}
+
+// partition_gradient_fresh: the rows depend on the stream's state alone. Two scratches with
+// different histories (one has drawn from other partitions and streams before) draw the same rows
+// from equal streams, and each draw is the model's gradient on `batch` distinct rows of D_p.
+TEST(Objective, FreshDrawDependsOnlyOnTheStream) {
+  Fixture f;
+  const Partition partition = unequal_partition();
+  const int batch = 5;
+  Objective objective(f.model, f.train, partition, batch);
+  auto clean = objective.make_scratch(), used = objective.make_scratch();
+  Rng noise(9, "other");
+  Vec ignored;
+  for (int draw = 0; draw < 7; ++draw) {
+    objective.partition_gradient_fresh(draw % 3, f.x, ignored, noise, *used);
+    objective.partition_gradient(draw % 3, f.x, ignored, noise, *used);
+  }
+  for (int p = 0; p < 3; ++p) {
+    for (uint64_t key = 0; key < 4; ++key) {
+      Rng a(5, "rows", key), b(5, "rows", key);
+      Vec ga, gb;
+      const double la = objective.partition_gradient_fresh(p, f.x, ga, a, *clean);
+      const double lb = objective.partition_gradient_fresh(p, f.x, gb, b, *used);
+      EXPECT_EQ(ga, gb) << "p=" << p << " key=" << key;
+      EXPECT_EQ(la, lb);
+      // The rows it used: replay the draw (a partial Fisher-Yates shuffle of the identity).
+      Rng replay(5, "rows", key);
+      std::vector<int> order(partition[p].size());
+      std::iota(order.begin(), order.end(), 0);
+      std::vector<int> rows;
+      for (int i = 0; i < batch; ++i) {
+        const int j = i + static_cast<int>(replay.uniform_int(order.size() - i));
+        std::swap(order[i], order[j]);
+        rows.push_back(partition[p][order[i]]);
+      }
+      EXPECT_EQ(std::set<int>(rows.begin(), rows.end()).size(), static_cast<size_t>(batch));
+      Vec expected;
+      const double expected_loss = model_gradient(f, rows, expected);
+      EXPECT_NEAR(la, expected_loss, 1e-14 * std::abs(expected_loss));
+      EXPECT_LT((ga - expected).norm(), 1e-13 * expected.norm());
+    }
+  }
+  // The scratch's identity permutation is restored after every draw.
+  for (size_t i = 0; i < used->identity.size(); ++i)
+    ASSERT_EQ(used->identity[i], static_cast<int>(i));
+}
+
+TEST(Objective, FreshRowsAreDrawnUniformly) {
+  Fixture f;
+  std::vector<int> all_rows(20);
+  std::iota(all_rows.begin(), all_rows.end(), 0);
+  Objective objective(f.model, f.train, Partition{all_rows}, 5);
+  auto scratch = objective.make_scratch();
+  const Dataset& part = objective.partition(0);
+  std::vector<int> count(20, 0);
+  const int draws = 4000;
+  Vec grad;
+  for (int draw = 0; draw < draws; ++draw) {
+    Rng rng(8, "rows", static_cast<uint64_t>(draw));  // a fresh stream per draw, as keyed draws
+    objective.partition_gradient_fresh(0, f.x, grad, rng, *scratch);
+    // The minibatch is in scratch.gathered: find each of its rows in the partition (the fixture's
+    // rows are distinct).
+    for (int i = 0; i < 5; ++i) {
+      for (int r = 0; r < 20; ++r) {
+        if (scratch->gathered.features.row(i) == part.features.row(r)) ++count[r];
+      }
+    }
+  }
+  // Each row is in a minibatch with probability 1/4: 1000 expected, standard deviation ≈ 27.
+  for (int i = 0; i < 20; ++i) EXPECT_NEAR(count[i], 1000, 150) << "row " << i;
+}
+
+TEST(Objective, FirstRowsAreTheFirstBatchRowsOfThePartition) {
+  Fixture f;
+  const Partition partition = unequal_partition();
+  for (int batch : {1, 4, 7}) {
+    Objective objective(f.model, f.train, partition, batch);
+    auto scratch = objective.make_scratch();
+    for (int p = 0; p < 3; ++p) {
+      const std::vector<int> rows(partition[p].begin(), partition[p].begin() + batch);
+      Vec expected, got;
+      const double expected_loss = model_gradient(f, rows, expected);
+      const double loss = objective.partition_gradient_first(p, f.x, got, *scratch);
+      EXPECT_NEAR(loss, expected_loss, 1e-14 * std::abs(expected_loss));
+      EXPECT_LT((got - expected).norm(), 1e-13 * expected.norm()) << "batch " << batch;
+    }
+  }
+  // A batch of at least the partition's size is the whole partition, as for the other draws.
+  Objective whole(f.model, f.train, partition, 100);
+  auto scratch = whole.make_scratch();
+  Vec expected, got;
+  const double expected_loss = model_gradient(f, partition[1], expected);
+  EXPECT_NEAR(whole.partition_gradient_first(1, f.x, got, *scratch), expected_loss,
+              1e-14 * std::abs(expected_loss));
+  EXPECT_LT((got - expected).norm(), 1e-13 * expected.norm());
 }
 
 }  // namespace

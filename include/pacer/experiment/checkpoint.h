@@ -32,7 +32,9 @@
 
 namespace pacer {
 
-inline constexpr uint32_t kCheckpointFormat = 3;  // 3: the target watch on F (#24)
+inline constexpr uint32_t kCheckpointFormat = 3;  // 2: job log, attribution (#14); 3: the
+                                                  // queue straggler policy (#26), the target
+                                                  // watch on F (#24)
 
 struct CheckpointPolicy {
   int64_t every_steps = 0;  // 0 = off

@@ -218,7 +218,9 @@ class RoundMaster : public AsyncMaster {
 };
 
 // The method half shared by every asynchronous method: worker i is a GradientWorker on partition
-// D_i. The constructor refuses fewer than two workers (key "workers").
+// D_i, drawing its minibatches from its own stream (MinibatchSampling::kIndependent). The
+// constructor refuses fewer than two workers (key "workers") and a training.sampling other than
+// "independent" (check_asynchronous_sampling).
 class AsyncMethod : public Method {
  public:
   AsyncMethod(const Config& config, const MethodSetup& setup);

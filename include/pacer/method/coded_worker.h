@@ -22,7 +22,8 @@ class CodedWorker : public PartitionWorkerBase {
  public:
   // `partitions` (S_i) and `coefficients` have the same length c >= 1.
   CodedWorker(std::shared_ptr<const Objective> objective, int worker, uint64_t seed,
-              std::vector<int> partitions, std::vector<double> coefficients);
+              MinibatchSampling sampling, std::vector<int> partitions,
+              std::vector<double> coefficients);
   double units(const Job&) const override { return static_cast<double>(partitions_.size()); }
   void compute(const Job& job, const Vec& x, WorkerOutput& out) override;
 
@@ -35,14 +36,16 @@ class CodedWorker : public PartitionWorkerBase {
 // its model (the warm-up, c work units); every later job of step t computes only
 // p_i(t) = S_i[(t + offset) mod c] (one work unit) into the cache. Every job sends
 // m_i = Σ_k coefficients[k] · C_i[S_i[k]], the coded sum of the cache. The reported loss is the
-// mean minibatch loss of the gradients computed by this job.
+// mean minibatch loss of the gradients computed by this job: the one fresh partition's, or the c
+// partitions' at the warm-up (the stale cached ones are not re-evaluated).
 //
 // A cancelled job never reaches compute(), so it leaves the cache as it was (and a cancelled
 // warm-up is redone by the next job).
 class PipelineWorker : public PartitionWorkerBase {
  public:
   PipelineWorker(std::shared_ptr<const Objective> objective, int worker, uint64_t seed,
-                 std::vector<int> partitions, int offset, std::vector<double> coefficients);
+                 MinibatchSampling sampling, std::vector<int> partitions, int offset,
+                 std::vector<double> coefficients);
   double units(const Job& job) const override {
     return static_cast<double>(cache_.slots_due(job.tag).size());
   }

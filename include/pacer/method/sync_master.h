@@ -10,7 +10,23 @@
 //           cache), its late reply is counted and ignored, and it then receives the newest x.
 //   cancel  (engines that can cancel) unfinished jobs are dropped at step close and every worker
 //           starts step t+1 at once.
+//   queue   (the PGC authors' Ray actors) a worker still busy at step close is sent step t+1 all
+//           the same: the master queues (t+1, x_{t+1}) for it and hands it over when the worker's
+//           late reply arrives, so a late worker computes, in order, every step it was sent, each
+//           at that step's model; a result counts only if its step is still open (only a worker's
+//           newest result can). The queue lives in the master, so every engine runs it; a queued
+//           job leaves the master when the previous reply arrives (one message delay later than a
+//           Ray actor, which holds its queue itself: the same when messages cost nothing). A
+//           worker slower than the steps' pace falls further behind every step, and the master
+//           holds one model per step still queued.
 // A subclass supplies the close rule and the decoder; everything else lives here.
+//
+// The reported loss (UpdateRecord::loss, log.csv's loss; DESIGN.md section 6, and the criterion of
+// target.on = "train"): the mean of the losses of every message of the step received by its close
+// (WorkerOutput::loss: the minibatch loss of the partitions the job freshly evaluated), whether or
+// not the decoder used it, as the PGC authors report it. So it averages the same messages for
+// every decoder of a close rule: DGD n, IS-SGD n − k, GC-CR, IS-GC and PGC-CR n − s, GC-FR and
+// PGC-FR every message in by the time each group has one (docs/methods.md has the table).
 //
 // Attribution: the decisive worker of a step is the one whose message closed it (or whose loss
 // did, when the close rule was waiting for it); the step waited for it alone from the arrival of
@@ -33,13 +49,14 @@
 #include <vector>
 
 #include "pacer/core/config.h"
+#include "pacer/method/gradient_worker.h"
 #include "pacer/method/method.h"
 
 namespace pacer {
 
-enum class StragglerPolicy { kFinish, kCancel };
+enum class StragglerPolicy { kFinish, kCancel, kQueue };
 
-// Reads method.straggler_policy ("finish" or "cancel").
+// Reads method.straggler_policy ("finish", "cancel" or "queue").
 StragglerPolicy read_straggler_policy(const Config& config);
 
 class SyncMaster : public TrainingMaster {
@@ -85,7 +102,15 @@ class SyncMaster : public TrainingMaster {
  private:
   // Closes the step that `decisive`'s message (by_message) or loss completed.
   void close_step(Cluster& cluster, int decisive, bool by_message);
+  // The step's reported loss (the file comment); NaN when no message arrived.
+  double reported_loss() const;
   void assign_current(int worker, Cluster& cluster);
+  // kQueue: queue_current appends the step just begun (and keeps its model) to a busy worker's
+  // queue; assign_queued gives an idle worker the oldest step of its queue, at that step's model.
+  void queue_current(int worker);
+  void assign_queued(int worker, Cluster& cluster);
+  // Forgets the model of `step` unless a queue still holds the step.
+  void release_queued_model(int64_t step);
   // Keeps worker w's message for the current step: swapped with the engine's vector when the
   // reply offers it (Reply::owned_payload), else copied.
   void keep_message(int w, const Reply& reply);
@@ -104,6 +129,10 @@ class SyncMaster : public TrainingMaster {
   double step_start_ = 0;               // engine time at which the current step began
   std::vector<int64_t> assigned_step_;  // the step each worker was last given
   std::vector<bool> lost_;
+  // kQueue: per worker, the steps sent to it while it was busy, oldest first; and the model of
+  // every step some worker's queue holds.
+  std::vector<std::vector<int64_t>> queued_;
+  std::map<int64_t, Vec> queued_models_;
   Vec direction_;
   std::vector<int> used_;
 
@@ -115,14 +144,17 @@ class SyncMaster : public TrainingMaster {
   std::vector<double> wait_caused_;  // per worker: Σ seconds steps waited for it alone
   int64_t late_replies_ = 0;
   int64_t cancelled_jobs_ = 0;
+  int64_t queued_jobs_ = 0;
 };
 
 // The method half of the synchronous methods whose worker i sends g_i(x_t) of its own partition
-// (DGD, IS-SGD): reads method.straggler_policy and makes GradientWorkers.
+// (DGD, IS-SGD): reads method.straggler_policy and training.sampling and makes GradientWorkers.
 class GradientSyncMethod : public Method {
  public:
   GradientSyncMethod(const Config& config, const MethodSetup& setup)
-      : setup_(setup), policy_(read_straggler_policy(config)) {}
+      : setup_(setup),
+        policy_(read_straggler_policy(config)),
+        sampling_(read_minibatch_sampling(config)) {}
   bool synchronous() const final { return true; }
   std::unique_ptr<Worker> make_worker(int worker) const final;
 
@@ -134,6 +166,7 @@ class GradientSyncMethod : public Method {
  private:
   MethodSetup setup_;
   StragglerPolicy policy_;
+  MinibatchSampling sampling_;
 };
 
 }  // namespace pacer

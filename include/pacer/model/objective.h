@@ -1,10 +1,18 @@
 // The training objective of DESIGN.md section 2: F(x) = (1/P) Σ_p f_p(x).
 //
 // An Objective owns the P partitions (each a contiguous copy of its rows, so a full-partition
-// gradient reads memory in order) and a shared Model. partition_gradient is g_p(x): the
-// gradient of f_p on a minibatch of `batch` rows drawn without replacement from D_p (or all of D_p
-// when batch is 0 or at least its size). It is const and thread-compatible: each worker brings its
-// own Scratch and Rng.
+// gradient reads memory in order) and a shared Model. g_p(x) is the gradient of f_p on a minibatch
+// of `batch` rows of D_p (or all of D_p when batch is 0 or at least its size), and the three
+// partition_gradient functions below differ only in which rows (DESIGN.md section 2, the
+// method layer's training.sampling):
+//   partition_gradient        draws from a stream that continues across draws, through a
+//                             permutation that persists in the Scratch (a worker's own stream);
+//   partition_gradient_fresh  draws afresh from the stream it is given: the rows depend on that
+//                             stream alone, not on earlier draws (a stream keyed by partition and
+//                             step gives every worker the same rows);
+//   partition_gradient_first  the first `batch` rows, always (the PGC authors' code).
+// Both random draws are without replacement and uniform over D_p's batch-subsets. The Objective is
+// const and thread-compatible: each worker brings its own Scratch and Rng.
 #pragma once
 
 #include <memory>
@@ -29,6 +37,10 @@ class Objective {
                              // are the current minibatch (partial Fisher-Yates), and it persists
                              // between draws
     Vec gradient;            // one partition's gradient inside full_gradient
+    // partition_gradient_fresh: the identity permutation of the largest partition's rows, swapped
+    // during a draw and restored before it returns, and the draw's swaps (to undo them).
+    std::vector<int> identity;
+    std::vector<int> swaps;
   };
 
   // Copies the rows of each partition out of train. Partitions may differ in size; an empty one is
@@ -50,6 +62,11 @@ class Objective {
   // g_p(x) into grad; returns the minibatch loss. Draws the minibatch from rng (nothing is drawn
   // when the batch is the whole partition).
   double partition_gradient(int p, const Vec& x, Vec& grad, Rng& rng, Scratch& scratch) const;
+  // The same on rows drawn afresh from rng (see the file comment): O(batch) per draw, and the
+  // Scratch is left as it was found.
+  double partition_gradient_fresh(int p, const Vec& x, Vec& grad, Rng& rng, Scratch& scratch) const;
+  // The same on the first `batch` rows of D_p.
+  double partition_gradient_first(int p, const Vec& x, Vec& grad, Scratch& scratch) const;
   // Exact f_p(x) and ∇f_p(x) over the whole partition.
   double full_partition_gradient(int p, const Vec& x, Vec& grad, Scratch& scratch) const;
   // F(x) = (1/P) Σ_p f_p(x) and ∇F(x) = (1/P) Σ_p ∇f_p(x) into grad.
@@ -75,6 +92,13 @@ class Objective {
                                    ComputePool& pool, const Slots& slots) const;
 
  private:
+  // Whether g_p is computed on a minibatch (0 < batch < |D_p|), not on the whole partition.
+  bool samples(int p) const;
+  // The model's loss and gradient on the first `batch` rows of scratch.gathered.
+  double gathered_gradient(const Vec& x, Vec& grad, Scratch& scratch) const;
+  // Copies row `row` of D_p into row `i` of scratch.gathered.
+  void gather(int p, int row, int i, Scratch& scratch) const;
+
   // For k = 0..count−1 in turn: compute(k, slot) runs on the pool (slot = k mod slots), then
   // combine(k, slot) on the calling thread once compute(k) is done, in increasing k.
   template <typename Compute, typename Combine>
