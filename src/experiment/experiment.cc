@@ -78,6 +78,11 @@ std::string figure_title(const std::string& source, const nlohmann::json& summar
                      summary.value("seed", 0));
 }
 
+// The clock the summary says its times are on.
+Clock figure_clock(const nlohmann::json& summary) {
+  return parse_clock(summary.value("clock", std::string()));
+}
+
 // The summary's target losses, and in `target_on` what they are checked on.
 std::vector<double> figure_targets(const nlohmann::json& summary, std::string& target_on) {
   std::vector<double> targets;
@@ -101,7 +106,8 @@ void write_outputs(const RunFolder& folder, Recorder& recorder, const std::strin
   // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv.
   std::string target_on = "train";
   const std::vector<double> targets = figure_targets(summary, target_on);
-  RunFigureJob figure(folder.dir(), figure_title(source, summary), targets, target_on);
+  RunFigureJob figure(folder.dir(), figure_title(source, summary), targets, target_on,
+                      figure_clock(summary));
   if (model) {
     folder.write("model.bin",
                  std::string_view(reinterpret_cast<const char*>(model->data()),
@@ -293,8 +299,8 @@ std::unique_ptr<EngineRun> start_engine(const Config& config, const RunSetup& s)
 }
 
 // summary.json's description of the run's setup: version, seed, method, workers, model, data,
-// timing model, engine.
-nlohmann::json describe_setup(const RunSetup& s) {
+// timing model, engine, and the clock its times are on (the started engine's own answer).
+nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
   const Objective& objective = *s.problem->objective;
   nlohmann::json summary;
   summary["pacer_version"] = PACER_VERSION;
@@ -306,6 +312,7 @@ nlohmann::json describe_setup(const RunSetup& s) {
   summary["data"] = s.problem->data.train.name;
   summary["timing"] = s.timing->name();
   summary["engine"] = s.engine->name();
+  summary["clock"] = clock_name(engine.wall_clock() ? Clock::kWall : Clock::kSimulated);
   summary["synchronous"] = s.method->synchronous();
   return summary;
 }
@@ -529,7 +536,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   Master& driven = tapped ? *tapped : *master;
 
   auto describe_run = [&] {
-    nlohmann::json summary = describe_setup(s);
+    nlohmann::json summary = describe_setup(s, *engine);
     recorder.summarize(summary);
     nlohmann::json method_summary;
     master->summarize(method_summary);
@@ -552,7 +559,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       if (saved) {
         folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
       } else {
-        nlohmann::json setup = describe_setup(s);
+        nlohmann::json setup = describe_setup(s, *engine);
         recorder.summarize(setup);
         folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
       }
