@@ -22,11 +22,15 @@ std::string category_tics(const std::vector<std::string>& values) {
   return fmt::format("({})", fmt::join(tics, ", "));
 }
 
-// A tile's fill: the method's colour, solid for the first spec of its colour and hatched for
-// the others (the line figures tell them apart by dashes, which a tile has not).
-std::string tile_fill(const figure::MethodStyle& style) {
-  if (style.variant == 0) return "fs solid 0.45";
-  return fmt::format("fs transparent pattern {}", 4 + (style.variant - 1) % 4);
+// A tile's fill: the method's colour, solid for the first spec of its colour; lighter and hatched
+// (sparsely, under the tile's text) for the others, which the line figures tell apart by
+// dashes, which a tile has not. Hatches 6 and 7 are gnuplot's sparse diagonals, 1 and 2 its
+// crosses.
+std::vector<std::string> tile_fills(const figure::MethodStyle& style) {
+  if (style.variant == 0) return {"fs solid 0.45"};
+  constexpr int kHatches[] = {6, 7, 1, 2};
+  return {"fs solid 0.2", fmt::format("fs transparent pattern {}",
+                                      kHatches[(style.variant - 1) % std::size(kHatches)])};
 }
 
 }  // namespace
@@ -67,7 +71,7 @@ std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& 
             : fmt::format("set xtics {} nomirror scale 0", category_tics(map.x_values)));
   s << fmt::format("set ytics {} nomirror scale 0", category_tics(map.y_values));
   s << fmt::format("set xlabel {}\nset ylabel {}", gp_string(map.x_key), gp_string(map.y_key));
-  s << fmt::format("set key at screen {}, screen {} left top noautotitle",
+  s << fmt::format("set key at screen {}, screen {} left top Left reverse noautotitle",
                    num((190.0 + tile_w * nx) / width), num(1 - 60.0 / height));
   for (size_t y = 0; y < ny; ++y) {
     for (size_t x = 0; x < nx; ++x) {
@@ -77,11 +81,17 @@ std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& 
   }
   std::vector<std::string> clauses;
   for (int w : winners) {
-    clauses.push_back(fmt::format(
-        "'figures/regime_map.dat' using 1:($4 == {} ? $2 : NaN):(0.5):(0.5) with boxxyerror {} "
-        "border lc rgb 'white' fc rgb '{}' title {}",
-        w, tile_fill(styles[w]), styles[w].colour, gp_string(map.methods[w])));
+    const std::vector<std::string> fills = tile_fills(styles[w]);
+    for (size_t f = 0; f < fills.size(); ++f) {
+      const bool last = f + 1 == fills.size();
+      clauses.push_back(fmt::format(
+          "'figures/regime_map.dat' using 1:($4 == {} ? $2 : NaN):(0.5):(0.5) with boxxyerror {} "
+          "{} fc rgb '{}' {}",
+          w, fills[f], f == 0 ? "border lc rgb 'white'" : "noborder", styles[w].colour,
+          last ? "title " + gp_string(map.methods[w]) : std::string("notitle")));
+    }
   }
+  s.plot(clauses);
   return figure::render_now(dir, s, {{"figures/regime_map.dat", &data}}, map.caption);
 }
 

@@ -212,8 +212,9 @@ std::string Panel::margins() const {
       num(left), num(right), num(bottom), num(top));
 }
 
-// The sample (2.5 characters), the gaps around it and between columns.
-double Legend::column_pixels() const { return 70 + kCharPixels * static_cast<double>(chars); }
+// As gnuplot spaces a key's columns: (characters + 4) × its character width (about 12 pixels at
+// kFont in pngcairo, as measured in its output), the sample (samplen 2.5) and a tic's length.
+double Legend::column_pixels() const { return 12 * (static_cast<double>(chars) + 7.5); }
 
 Legend fit_legend(const std::vector<std::string>& labels, int& height, int around) {
   auto legend_height = [around](int rows) {

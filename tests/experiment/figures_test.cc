@@ -419,9 +419,10 @@ TEST(ComparisonFigures, TwentyNineMethodsEachHaveALegendEntryInTheirOwnStyle) {
   // Nothing is cut off. The methods' legend (beside the last panel, the first key of the script)
   // in columns of at most `maxrows`, each line 28 pixels (15 pt text at spacing 1.15, as pngcairo
   // draws it), fits in the height of that panel, which gnuplot fits a key's rows in, and its
-  // columns (each 70 pixels of sample and gaps and 0.78 × 15 pixels per character of the longest
-  // spec, as gnuplot spaces them at most) fit in the width. The 4 line kinds (F, band, circles,
-  // reported loss) have a legend of their own under the plots.
+  // columns fit in the width: gnuplot spaces them (characters of the longest entry + 4) × its
+  // character width apart, plus the sample and a tic, 12 × (characters + 7.5) pixels at 15 pt
+  // (measured in pngcairo's output: 318 pixels for 19 characters). The 4 line kinds (F, band,
+  // circles, reported loss) have a legend of their own under the plots.
   const std::regex titled(" title '");
   EXPECT_EQ(
       std::distance(std::sregex_iterator(loss.begin(), loss.end(), titled), std::sregex_iterator()),
@@ -440,7 +441,7 @@ TEST(ComparisonFigures, TwentyNineMethodsEachHaveALegendEntryInTheirOwnStyle) {
   const double key_x = number_after(from_key, "set key at screen ");
   const double columns = std::ceil(29 / rows);
   const double longest = std::string("delay-adaptive-asgd").size();
-  EXPECT_LE(key_x * width + columns * (70 + 0.78 * 15 * longest), width + 1);
+  EXPECT_LE(key_x * width + columns * 12 * (longest + 7.5), width + 1);
   // The other figures name every method once: time_to_target's rows, workers' small charts,
   // staleness's rows.
   for (const char* script : {"time_to_target.gp", "workers.gp", "staleness.gp"}) {
