@@ -68,19 +68,27 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
 
 std::string summary_text(const nlohmann::json& summary) { return summary.dump(2) + "\n"; }
 
-// The figure's title: "<config name>: <method>, seed <k>" (the config name left out when it is
-// the method's). `source` is the configuration file the run started from.
+// The clock the summary says its times are on.
+Clock figure_clock(const nlohmann::json& summary) {
+  return parse_clock(summary.value("clock", std::string()));
+}
+
+// The figure's title: "<config name>: <method>, seed <k>, <steps> steps, <time> s of simulated
+// time" (the config name left out when it is the method's; the length when the summary has
+// none). `source` is the configuration file the run started from.
 std::string figure_title(const std::string& source, const nlohmann::json& summary) {
   std::string name = source.substr(source.find_last_of('/') + 1);
   if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
   const std::string method = summary.value("method", std::string("run"));
-  return fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
-                     summary.value("seed", 0));
-}
-
-// The clock the summary says its times are on.
-Clock figure_clock(const nlohmann::json& summary) {
-  return parse_clock(summary.value("clock", std::string()));
+  std::string title =
+      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
+                  summary.value("seed", 0));
+  if (summary.contains("steps") && summary["steps"].is_number_integer() &&
+      summary.contains("time") && summary["time"].is_number()) {
+    title += ", " + describe_run_length(summary["steps"].get<int64_t>(),
+                                        summary["time"].get<double>(), figure_clock(summary));
+  }
+  return title;
 }
 
 // The summary's target losses, and in `target_on` what they are checked on.

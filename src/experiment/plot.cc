@@ -325,6 +325,12 @@ Clock parse_clock(const std::string& name) {
   return Clock::kUnknown;
 }
 
+std::string describe_run_length(int64_t steps, double time, Clock clock) {
+  Budget budget{Budget::Kind::kTime, time, false};
+  return fmt::format("{} step{}, {}", steps, steps == 1 ? "" : "s",
+                     figure::describe_budget(budget, clock));
+}
+
 std::vector<Figure> write_comparison_figures(const std::string& dir, const Comparison& c) {
   std::vector<std::string> missing;
   const figure::ComparisonRuns runs = figure::read_comparison_runs(dir, c, missing);

@@ -16,6 +16,7 @@
 // method_stats.staleness_histogram or, for asynchronous methods, method_stats.delay_histogram).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ enum class Clock { kSimulated, kWall, kUnknown };
 std::string clock_name(Clock clock);
 // The Clock of a "clock" value; kUnknown for anything but "simulated" and "wall".
 Clock parse_clock(const std::string& name);
+
+// How long a run ran, for a title: "300 steps, 237 s of simulated time" ("... of wall-clock
+// time"; "... 237 s" for Clock::kUnknown), the time to three significant digits.
+std::string describe_run_length(int64_t steps, double time, Clock clock);
 
 // Writes the figures of a comparison into `dir` (the comparison's folder, the one
 // SeedRun::folder is relative to), each as <name>.gp, figures/<name>-*.dat and, rendered,
