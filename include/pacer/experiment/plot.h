@@ -57,7 +57,7 @@ std::string describe_run_length(int64_t steps, double time, Clock clock);
 //                   circles where there are at most 12 per seed; the reported minibatch loss as a
 //                   faint smoothed line of the same colour and dash (seed mean); the target(s) as
 //                   dashed lines labelled with the value and "F" or "the train loss". The y axis
-//                   says "loss" when both F and the reported loss are drawn, and the legend says
+//                   says "loss" when both F and the reported loss are drawn, and a legend says
 //                   which line is which ("F (evaluated), mean over seeds", "reported minibatch
 //                   loss (smoothed)").
 //   time_to_target  (only with a target) a horizontal bar per method, the first at the top: mean
@@ -81,7 +81,8 @@ std::string describe_run_length(int64_t steps, double time, Clock clock);
 // captions name methods drawn from fewer seeds. Axes are fitted to the data drawn
 // (figure::fit_axis: log only beyond a decade). Legends sit right of the plots, one entry per
 // method drawn, in as many columns as keep them within the figure (the figure grows taller up to
-// 860 pixels first). The PNG is about 1400 × 540 pixels for two panels, the SVG the same at 3/4
+// 860 pixels first); in loss and tilde the line kinds (F, band, circles, reported loss) have a
+// legend of their own under the plots. The PNG is about 1400 × 540 pixels for two panels, the SVG the same at 3/4
 // scale. Each method has the same style in every figure: figure::method_styles (colour by
 // family and method, dash by spec; figure_palette.h), so that every method of the comparison has
 // its own (colour, dash) pair. gnuplot draws the figures in parallel processes. Returns the
