@@ -121,7 +121,7 @@ double run_seconds(const Config& config, const std::string& dir) {
 // The run's two figures drawn again on its folder. Returns wall seconds.
 double figure_seconds(const std::string& dir) {
   const double begin = steady_seconds();
-  write_run_figure(dir, "asgd, seed 1", {}, "full");
+  write_run_figure(dir, "asgd, seed 1", {}, "full", Clock::kSimulated);
   write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{}, "asgd, seed 1");
   return steady_seconds() - begin;
 }

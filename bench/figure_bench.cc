@@ -131,10 +131,10 @@ void BM_RunFigure(benchmark::State& state, bool gnuplot) {
   const double children = children_cpu(), self = self_cpu();
   for (auto _ : state) {
     if (gnuplot) {
-      write_run_figure(dir, "asgd, seed 1", {}, "train");
+      write_run_figure(dir, "asgd, seed 1", {}, "train", Clock::kSimulated);
     } else {
       NoGnuplot off;
-      write_run_figure(dir, "asgd, seed 1", {}, "train");
+      write_run_figure(dir, "asgd, seed 1", {}, "train", Clock::kSimulated);
     }
   }
   report_cpu(state, children, self);
@@ -150,7 +150,7 @@ void BM_WriteLog(benchmark::State& state, bool drawing) {
   const double children = children_cpu(), self = self_cpu();
   for (auto _ : state) {
     if (drawing) {
-      RunFigureJob figure(dir, "asgd, seed 1", {}, "train");
+      RunFigureJob figure(dir, "asgd, seed 1", {}, "train", Clock::kSimulated);
       write_file_atomic(dir + "/log-copy.csv", log);
       figure.finish();
     } else {

@@ -68,14 +68,27 @@ std::vector<double> frequency_weights(const TimingModel& timing) {
 
 std::string summary_text(const nlohmann::json& summary) { return summary.dump(2) + "\n"; }
 
-// The figure's title: "<config name>: <method>, seed <k>" (the config name left out when it is
-// the method's). `source` is the configuration file the run started from.
+// The clock the summary says its times are on.
+Clock figure_clock(const nlohmann::json& summary) {
+  return parse_clock(summary.value("clock", std::string()));
+}
+
+// The figure's title: "<config name>: <method>, seed <k>, <steps> steps, <time> s of simulated
+// time" (the config name left out when it is the method's; the length when the summary has
+// none). `source` is the configuration file the run started from.
 std::string figure_title(const std::string& source, const nlohmann::json& summary) {
   std::string name = source.substr(source.find_last_of('/') + 1);
   if (name.size() > 5 && name.substr(name.size() - 5) == ".toml") name.resize(name.size() - 5);
   const std::string method = summary.value("method", std::string("run"));
-  return fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
-                     summary.value("seed", 0));
+  std::string title =
+      fmt::format("{}{}, seed {}", name.empty() || name == method ? "" : name + ": ", method,
+                  summary.value("seed", 0));
+  if (summary.contains("steps") && summary["steps"].is_number_integer() &&
+      summary.contains("time") && summary["time"].is_number()) {
+    title += ", " + describe_run_length(summary["steps"].get<int64_t>(),
+                                        summary["time"].get<double>(), figure_clock(summary));
+  }
+  return title;
 }
 
 // The summary's target losses, and in `target_on` what they are checked on.
@@ -113,7 +126,8 @@ void write_outputs(const RunFolder& folder, Recorder& recorder, const std::strin
   // The run's figure (plot.h) reads evals.csv and trace.csv, never the full log.csv.
   std::string target_on = "train";
   const std::vector<double> targets = figure_targets(summary, target_on);
-  RunFigureJob figure(folder.dir(), figure_title(source, summary), targets, target_on);
+  RunFigureJob figure(folder.dir(), figure_title(source, summary), targets, target_on,
+                      figure_clock(summary));
   if (model) {
     folder.write("model.bin",
                  std::string_view(reinterpret_cast<const char*>(model->data()),
@@ -306,8 +320,8 @@ std::unique_ptr<EngineRun> start_engine(const Config& config, const RunSetup& s)
 }
 
 // summary.json's description of the run's setup: version, seed, method, workers, model, data,
-// timing model, engine.
-nlohmann::json describe_setup(const RunSetup& s) {
+// timing model, engine, and the clock its times are on (the started engine's own answer).
+nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
   const Objective& objective = *s.problem->objective;
   nlohmann::json summary;
   summary["pacer_version"] = PACER_VERSION;
@@ -319,6 +333,7 @@ nlohmann::json describe_setup(const RunSetup& s) {
   summary["data"] = s.problem->data.train.name;
   summary["timing"] = s.timing->name();
   summary["engine"] = s.engine->name();
+  summary["clock"] = clock_name(engine.wall_clock() ? Clock::kWall : Clock::kSimulated);
   summary["synchronous"] = s.method->synchronous();
   return summary;
 }
@@ -547,7 +562,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   Master& driven = tapped ? *tapped : *master;
 
   auto describe_run = [&] {
-    nlohmann::json summary = describe_setup(s);
+    nlohmann::json summary = describe_setup(s, *engine);
     recorder.summarize(summary);
     nlohmann::json method_summary;
     master->summarize(method_summary);
@@ -570,7 +585,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       if (saved) {
         folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
       } else {
-        nlohmann::json setup = describe_setup(s);
+        nlohmann::json setup = describe_setup(s, *engine);
         recorder.summarize(setup);
         folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
       }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include "test_util.h"
 
@@ -47,6 +48,13 @@ TEST(Cli, GoodConfigRunsAndWritesOutputs) {
   const std::string script = read_text(dir.file("out/loss.gp"));
   EXPECT_NE(script.find("'figures/loss-evals.dat'"), std::string::npos) << script;
   EXPECT_EQ(script.find("log.csv"), std::string::npos) << script;
+  // Its title says how long the run ran and its time axis on which clock (summary.json).
+  const std::string summary = read_text(dir.file("out/summary.json"));
+  std::smatch steps;
+  ASSERT_TRUE(std::regex_search(summary, steps, std::regex("\"steps\": ([0-9]+)"))) << summary;
+  EXPECT_NE(script.find(", " + steps[1].str() + " steps, "), std::string::npos) << script;
+  EXPECT_NE(summary.find("\"clock\": \"simulated\""), std::string::npos);
+  EXPECT_NE(script.find("set label 91 'simulated time (s)'"), std::string::npos);
 }
 
 struct BadCase {

@@ -99,6 +99,8 @@ TEST(Experiment, SummaryHasTheDocumentedFields) {
   EXPECT_LE(s["work_units_per_step"].get<double>(), 6.0);
   EXPECT_TRUE(s["final"].contains("test_accuracy"));
   EXPECT_EQ(s["engine_stats"]["busy_time_per_worker"].size(), 6u);
+  // The simulator's times are simulated seconds (on MPI: "wall"; tests/mpi dgd_matches_sim).
+  EXPECT_EQ(s["clock"], "simulated");
 }
 
 TEST(Experiment, DgdCostsOneWorkUnitPerWorkerPerStep) {

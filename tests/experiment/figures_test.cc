@@ -15,7 +15,9 @@
 
 #include "pacer/experiment/comparison.h"
 #include "pacer/experiment/figure_data.h"
+#include "pacer/experiment/figure_palette.h"
 #include "pacer/experiment/plot.h"
+#include "pacer/method/method.h"
 #include "test_util.h"
 
 namespace pacer {
@@ -31,10 +33,19 @@ struct FakeEval {
   double time, full_loss, tilde_loss;  // tilde NaN = synchronous
 };
 
+// What a fixture run's summary.json says beyond its defaults.
+struct FakeSummary {
+  std::string clock = "simulated";  // "" = the summary does not say
+  std::string histogram_key = "staleness_histogram";
+  std::vector<double> busy = {9.0, 6.0, 3.0};  // per worker, of 9 s (the rest idle)
+  bool engine_stats = true;
+};
+
 // One run folder: evals.csv (work units = 10 × time), trace.csv, summary.json.
 void write_run(const std::string& folder, const std::vector<FakeEval>& evals,
                const std::vector<std::pair<double, double>>& trace,
-               const std::string& staleness_json = R"({"0": 30, "1": 10})") {
+               const std::string& staleness_json = R"({"0": 30, "1": 10})",
+               const FakeSummary& summary = FakeSummary{}) {
   std::filesystem::create_directories(folder);
   std::string e =
       "time,step,work_units,full_loss,grad_norm_sq,tilde_loss,test_loss,test_accuracy\n";
@@ -52,10 +63,18 @@ void write_run(const std::string& folder, const std::vector<FakeEval>& evals,
     t += fmt::format("{},{},{},{}\n", time, step, 10 * time, loss);
   }
   write_text(folder + "/trace.csv", t);
-  write_text(folder + "/summary.json", fmt::format(R"({{"status": "max_steps", "time": 9.0,
-  "engine_stats": {{"busy_time_per_worker": [9.0, 6.0, 3.0], "idle_time_per_worker": [0.0, 3.0, 6.0]}},
-  "method_stats": {{"staleness_histogram": {}}}}})",
-                                                   staleness_json));
+  std::vector<double> idle;
+  for (double b : summary.busy) idle.push_back(9.0 - b);
+  std::string json = fmt::format(R"({{"status": "max_steps", "time": 9.0,
+  "method_stats": {{"{}": {}}})",
+                                 summary.histogram_key, staleness_json);
+  if (summary.engine_stats) {
+    json += fmt::format(
+        R"(, "engine_stats": {{"busy_time_per_worker": [{}], "idle_time_per_worker": [{}]}})",
+        fmt::join(summary.busy, ", "), fmt::join(idle, ", "));
+  }
+  if (!summary.clock.empty()) json += fmt::format(R"(, "clock": "{}")", summary.clock);
+  write_text(folder + "/summary.json", json + "}");
 }
 
 std::vector<std::pair<double, double>> falling_trace(double end_time, double start, double end) {
@@ -74,12 +93,16 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 Comparison fixture(const std::string& dir) {
   write_run(dir + "/alpha/seed1", {{1, 4, kNaN}, {3, 3, kNaN}, {5, 2, kNaN}, {9, 1, kNaN}},
             falling_trace(9, 5, 1.2));
+  FakeSummary alpha2;
+  alpha2.busy = {9.0, 3.0, 4.5};
   write_run(dir + "/alpha/seed2", {{2, 5, kNaN}, {4, 3.5, kNaN}, {6, 2.5, kNaN}, {8, 1.5, kNaN}},
-            falling_trace(8, 5.5, 1.4));
+            falling_trace(8, 5.5, 1.4), R"({"0": 30, "1": 10})", alpha2);
+  FakeSummary async;
+  async.histogram_key = "delay_histogram";
   write_run(dir + "/beta_k=2/seed1", {{0.5, 3, 2.5}, {2, 2.5, 2}, {4, 2, 1.5}, {7, 1.8, 1.2}},
-            falling_trace(7, 3.5, 1.9), R"({"0": 5, "1": 20, "2": 12, "3": 3})");
+            falling_trace(7, 3.5, 1.9), R"({"0": 5, "1": 20, "2": 12, "3": 3})", async);
   write_run(dir + "/beta_k=2/seed2", {{1, 3.2, 2.6}, {3, 2.4, 1.9}, {5, 2.1, 1.4}, {7.5, 1.9, 1.3}},
-            falling_trace(7.5, 3.6, 2.0), R"({"0": 4, "1": 22, "2": 10, "3": 4})");
+            falling_trace(7.5, 3.6, 2.0), R"({"0": 4, "1": 22, "2": 10, "3": 4})", async);
   Comparison c;
   c.name = "fixture";
   c.budget = Budget{Budget::Kind::kSteps, 100, true};
@@ -91,13 +114,13 @@ Comparison fixture(const std::string& dir) {
   alpha.spec = "alpha";
   alpha.folder = "alpha";
   alpha.reached = 2;
-  alpha.time_to_target = estimate({6, 8});
+  alpha.time_to_target = estimate({6, 8}, Scale::kPositive);
   MethodResult beta;
   beta.spec = "beta:k=2";
   beta.folder = "beta_k=2";
   beta.asynchronous = true;
   beta.reached = 1;
-  beta.time_to_target = estimate({7, 9}, 1);
+  beta.time_to_target = estimate({7, 9}, Scale::kPositive, 1);
   for (MethodResult* m : {&alpha, &beta}) {
     for (uint64_t seed : {1, 2}) {
       SeedRun r;
@@ -110,7 +133,8 @@ Comparison fixture(const std::string& dir) {
   return c;
 }
 
-// The blocks of a data file: rows of numbers (comments skipped; blocks split at blank lines).
+// The blocks of a data file: rows of numbers up to the first quoted text (comments skipped;
+// blocks split at blank lines).
 std::vector<std::vector<std::vector<double>>> read_blocks(const std::string& path) {
   std::vector<std::vector<std::vector<double>>> blocks(1);
   std::istringstream in(read_text(path));
@@ -126,7 +150,7 @@ std::vector<std::vector<std::vector<double>>> read_blocks(const std::string& pat
     std::istringstream fields(line);
     std::vector<double> row;
     std::string f;
-    while (fields >> f) row.push_back(f == "NaN" ? kNaN : std::stod(f));
+    while (fields >> f && f[0] != '"') row.push_back(f == "NaN" ? kNaN : std::stod(f));
     blocks.back().push_back(row);
   }
   if (blocks.back().empty()) blocks.pop_back();
@@ -204,21 +228,31 @@ TEST(ComparisonFigures, LossDataIsTheSeedMeanAndMinMaxOnTheCommonGrid) {
   // beta's seeds cover [1, 7].
   EXPECT_NEAR(blocks[1].front()[0], 1, 1e-9);
   EXPECT_NEAR(blocks[1].back()[0], 7, 1e-9);
-  // The reported loss: a block per method, smoothed, of the same colour, fainter.
+  // The reported loss: a block per method, smoothed, of the same colour and dash, fainter.
   auto reported = read_blocks(dir.file("figures/loss-reported-time.dat"));
   ASSERT_EQ(reported.size(), 2u);
   const std::string script = read_text(dir.file("loss.gp"));
-  EXPECT_NE(script.find("'figures/loss-reported-time.dat' index 0 using 1:2 with lines lw 1.5 "
-                        "lc rgb '#A80072B2'"),
+  const std::string colour = figure::method_styles({"alpha", "beta:k=2"})[0].colour;
+  EXPECT_NE(script.find(fmt::format("'figures/loss-reported-time.dat' index 0 using 1:2 with lines "
+                                    "lw 1.5 lc rgb '#A8{}' dt 1",
+                                    colour.substr(1))),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("'figures/loss-F-time.dat' index 0 using 1:2 with lines lw 2.5 lc rgb "
-                        "'#0072B2'"),
-            std::string::npos);
-  // The band, the target line labelled with what it is on, the title with name and budget.
+  EXPECT_NE(
+      script.find(fmt::format(
+          "'figures/loss-F-time.dat' index 0 using 1:2 with lines lw 2.5 lc rgb '{}'", colour)),
+      std::string::npos);
+  // The band, the target line labelled with what it is on, the title with what ran.
   EXPECT_NE(script.find("using 1:3:4 with filledcurves"), std::string::npos);
   EXPECT_NE(script.find("'target 1.6 on the train loss'"), std::string::npos);
-  EXPECT_NE(script.find("fixture: training loss (100 steps, seeds 1–2)"), std::string::npos);
+  EXPECT_NE(script.find("\"fixture: training loss\\n2 methods, seeds 1–2, 100 steps per run, "
+                        "stopping at the target\""),
+            std::string::npos)
+      << script;
+  // Two quantities on one y axis: the axis says "loss", the legend which line is which.
+  EXPECT_NE(script.find("set label 92 'loss'"), std::string::npos);
+  EXPECT_NE(script.find("title 'F (evaluated), mean over seeds'"), std::string::npos);
+  EXPECT_NE(script.find("title 'reported minibatch loss (smoothed)'"), std::string::npos);
   EXPECT_NE(figures[0].caption.find("min–max"), std::string::npos);
   // Nothing reads a run's full log.
   for (const Figure& f : figures) {
@@ -238,18 +272,29 @@ TEST(ComparisonFigures, WritesEveryFigureForAMixedComparison) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"loss.gp", "time_to_target.gp", "tilde.gp",
                                              "workers.gp", "staleness.gp"}));
-  // workers: busy / (busy + idle) per worker, first seed.
+  // workers: busy / (busy + idle) per worker, a block per method: mean, min and max over both
+  // seeds (alpha's busy 9, 6, 3 and 9, 3, 4.5 s of 9).
   auto workers = read_blocks(dir.file("figures/workers.dat"));
-  ASSERT_EQ(workers.size(), 1u);
+  ASSERT_EQ(workers.size(), 2u);
   ASSERT_EQ(workers[0].size(), 3u);
-  EXPECT_NEAR(workers[0][1][1], 6.0 / 9.0, 1e-8);
-  EXPECT_NEAR(workers[0][2][2], 3.0 / 9.0, 1e-8);
-  // staleness: fractions per age, first seed: beta's 5, 20, 12, 3 of 40.
+  EXPECT_EQ(workers[0][0], (std::vector<double>{0, 1, 1, 1}));
+  EXPECT_NEAR(workers[0][1][1], 0.5, 1e-8);
+  EXPECT_NEAR(workers[0][1][2], 3.0 / 9.0, 1e-8);
+  EXPECT_NEAR(workers[0][1][3], 6.0 / 9.0, 1e-8);
+  EXPECT_NEAR(workers[0][2][1], (3.0 / 9.0 + 4.5 / 9.0) / 2, 1e-8);
+  EXPECT_NEAR(workers[1][1][1], 6.0 / 9.0, 1e-8);
+  // staleness: a block per panel, pooled over both seeds, cumulative fractions per age bin (0, 1,
+  // 2, 3): alpha (synchronous) 60, 20 of 80; beta (asynchronous) 9, 42, 22, 7 of 80.
   auto staleness = read_blocks(dir.file("figures/staleness.dat"));
-  ASSERT_EQ(staleness[0].size(), 4u);
-  EXPECT_DOUBLE_EQ(staleness[0][1][2], 0.5);
-  EXPECT_DOUBLE_EQ(staleness[0][0][1], 0.75);
-  EXPECT_DOUBLE_EQ(staleness[0][3][1], 0.0);  // alpha had no gradient 3 steps old
+  ASSERT_EQ(staleness.size(), 2u);
+  ASSERT_EQ(staleness[0].size(), 1u);
+  EXPECT_EQ(staleness[0][0], (std::vector<double>{0, 0.75, 1, 1, 1}));
+  ASSERT_EQ(staleness[1].size(), 1u);
+  EXPECT_EQ(staleness[1][0], (std::vector<double>{0, 9 / 80.0, 51 / 80.0, 73 / 80.0, 1}));
+  const std::string staleness_script = read_text(dir.file("staleness.gp"));
+  EXPECT_NE(staleness_script.find("asynchronous methods: delay"), std::string::npos);
+  // The mean age, (42 + 44 + 21) / 80 = 1.3375, to three digits (1.34 or 1.33 by its rounding).
+  EXPECT_NE(read_text(dir.file("figures/staleness.dat")).find("\"mean 1.3"), std::string::npos);
   // tilde: only the asynchronous method, F and F̃ on the same y range.
   EXPECT_EQ(read_blocks(dir.file("figures/tilde-F.dat")).size(), 1u);
   auto tilde = read_blocks(dir.file("figures/tilde-Ftilde.dat"));
@@ -269,46 +314,143 @@ TEST(ComparisonFigures, WritesEveryFigureForAMixedComparison) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("figures/time_to_target.dat")));
 }
 
-TEST(ComparisonFigures, NoTwoOfTwelveMethodsShareAColour) {
-  std::set<std::string> colours;
-  for (size_t i = 0; i < figure::kDistinctColours; ++i) colours.insert(figure::method_colour(i));
-  EXPECT_EQ(colours.size(), figure::kDistinctColours);
-  EXPECT_GE(figure::kDistinctColours, 12u);
-  std::set<std::pair<std::string, int>> styles;
-  for (size_t i = 0; i < 40; ++i) styles.insert({figure::method_colour(i), figure::method_dash(i)});
-  EXPECT_EQ(styles.size(), 40u);  // beyond the palette, dash patterns tell repeats apart
+// `pacer advise`'s default candidates (advise.cc): every registry method, those with an s (or
+// k) once for each of 1, 2, 3 — 29 specs.
+std::vector<std::string> advise_specs() {
+  std::vector<std::string> specs;
+  for (const std::string& method : method_names()) {
+    const char* key = method == "is-sgd" ? "k" : nullptr;
+    for (const char* coded : {"gc-fr", "gc-cr", "is-gc-fr", "is-gc-cr", "pgc-fr", "pgc-cr"}) {
+      if (method == coded) key = "s";
+    }
+    if (!key) {
+      specs.push_back(method);
+      continue;
+    }
+    for (int s = 1; s <= 3; ++s) specs.push_back(fmt::format("{}:{}={}", method, key, s));
+  }
+  return specs;
+}
 
-  TempDir dir;
-  NoGnuplot no_gnuplot;
-  Comparison c = fixture(dir.path());
+TEST(Palette, EverySpecOfAComparisonHasItsOwnColourAndDash) {
+  const std::vector<std::string> specs = advise_specs();
+  ASSERT_EQ(specs.size(), 29u);
+  const std::vector<figure::MethodStyle> styles = figure::method_styles(specs);
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const figure::MethodStyle& s : styles) pairs.insert({s.colour, s.dash});
+  EXPECT_EQ(pairs.size(), 29u);
+  // The specs of one method share its colour and differ in dash; other methods differ in colour.
+  const auto at = [&](const std::string& spec) {
+    return styles[std::find(specs.begin(), specs.end(), spec) - specs.begin()];
+  };
+  EXPECT_EQ(at("pgc-cr:s=1").colour, at("pgc-cr:s=3").colour);
+  EXPECT_EQ(at("pgc-cr:s=1").dash, "1");
+  EXPECT_NE(at("pgc-cr:s=2").dash, at("pgc-cr:s=3").dash);
+  EXPECT_NE(at("pgc-cr:s=1").colour, at("pgc-fr:s=1").colour);
+  EXPECT_EQ(at("pgc-cr:s=1").family, at("pgc-fr:s=1").family);
+  EXPECT_EQ(at("asgd").family, at("ringmaster").family);
+  EXPECT_NE(at("asgd").family, at("rennala").family);
+  // Every registry method is in the palette's table, each with a colour of its own.
+  const std::vector<std::string> known = figure::palette_methods();
+  for (const std::string& m : method_names()) {
+    EXPECT_NE(std::find(known.begin(), known.end(), m), known.end()) << m;
+  }
+  std::set<std::string> method_colours;
+  for (const std::string& m : known) method_colours.insert(figure::method_styles({m})[0].colour);
+  EXPECT_EQ(method_colours.size(), known.size());
+  // Methods the table does not know share a few shades, told apart by dashes.
+  std::vector<std::string> unknown;
+  for (int i = 0; i < 40; ++i) unknown.push_back(fmt::format("method{}", i));
+  pairs.clear();
+  for (const figure::MethodStyle& s : figure::method_styles(unknown)) {
+    pairs.insert({s.colour, s.dash});
+  }
+  EXPECT_EQ(pairs.size(), 40u);
+  // The numbered-series palette (the run figure, the fit report).
+  std::set<std::string> series;
+  for (size_t i = 0; i < figure::kDistinctColours; ++i) series.insert(figure::method_colour(i));
+  EXPECT_EQ(series.size(), figure::kDistinctColours);
+  std::set<std::pair<std::string, int>> numbered;
+  for (size_t i = 0; i < 40; ++i)
+    numbered.insert({figure::method_colour(i), figure::method_dash(i)});
+  EXPECT_EQ(numbered.size(), 40u);
+}
+
+// A comparison of `specs` whose runs are all alpha's of the fixture.
+Comparison many_methods(const std::string& dir, const std::vector<std::string>& specs) {
+  Comparison c = fixture(dir);
   MethodResult base = c.methods[0];
   c.methods.clear();
-  for (int m = 0; m < 12; ++m) {
+  for (const std::string& spec : specs) {
     MethodResult r = base;
-    r.spec = fmt::format("method{}", m);
+    r.spec = spec;
     c.methods.push_back(r);  // all read alpha's runs
   }
-  write_comparison_figures(dir.path(), c);
-  for (const char* script : {"loss.gp", "time_to_target.gp", "workers.gp", "staleness.gp"}) {
-    SCOPED_TRACE(script);
+  return c;
+}
+
+// The number after `key` in `script` ("maxrows 16" -> 16).
+double number_after(const std::string& script, const std::string& key) {
+  const size_t at = script.find(key);
+  EXPECT_NE(at, std::string::npos) << key;
+  return at == std::string::npos ? 0 : std::stod(script.substr(at + key.size()));
+}
+
+TEST(ComparisonFigures, TwentyNineMethodsEachHaveALegendEntryInTheirOwnStyle) {
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  const std::vector<std::string> specs = advise_specs();
+  write_comparison_figures(dir.path(), many_methods(dir.path(), specs));
+  const std::string loss = read_text(dir.file("loss.gp"));
+  // Legend entries: "... lc rgb '#RRGGBB' dt DASH title 'SPEC'" (the seed means' lines).
+  std::map<std::string, std::pair<std::string, std::string>> style_of;
+  std::regex entry("lc rgb '(#[0-9A-F]{6})' dt (\\S+) title '([^']+)'");
+  for (auto it = std::sregex_iterator(loss.begin(), loss.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    style_of[(*it)[3]] = {(*it)[1], (*it)[2]};
+  }
+  ASSERT_EQ(style_of.size(), 29u) << loss;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const std::string& spec : specs) {
+    ASSERT_TRUE(style_of.count(spec)) << spec;
+    pairs.insert(style_of[spec]);
+  }
+  EXPECT_EQ(pairs.size(), 29u);
+  // Nothing is cut off. The methods' legend (beside the last panel, the first key of the script)
+  // in columns of at most `maxrows`, each line 28 pixels (15 pt text at spacing 1.15, as pngcairo
+  // draws it), fits in the height of that panel, which gnuplot fits a key's rows in, and its
+  // columns fit in the width: gnuplot spaces them (characters of the longest entry + 4) × its
+  // character width apart, plus the sample and a tic, 12 × (characters + 7.5) pixels at 15 pt
+  // (measured in pngcairo's output: 318 pixels for 19 characters). The 4 line kinds (F, band,
+  // circles, reported loss) have a legend of their own under the plots.
+  const std::regex titled(" title '");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(loss.begin(), loss.end(), titled), std::sregex_iterator()),
+      29 + 4);
+  const size_t key = loss.find("set key at screen ");
+  ASSERT_NE(key, std::string::npos);
+  const std::string before_key = loss.substr(0, key), from_key = loss.substr(key);
+  const double width = number_after(loss, "pngcairo size ");
+  const double height = number_after(loss, fmt::format("pngcairo size {},", width));
+  const double rows = number_after(from_key, "maxrows ");
+  const double top = number_after(before_key.substr(before_key.rfind("set tmargin at screen ")),
+                                  "set tmargin at screen ");
+  const double bottom = number_after(before_key.substr(before_key.rfind("set bmargin at screen ")),
+                                     "set bmargin at screen ");
+  EXPECT_LE(rows * 28, (top - bottom) * height);
+  const double key_x = number_after(from_key, "set key at screen ");
+  const double columns = std::ceil(29 / rows);
+  const double longest = std::string("delay-adaptive-asgd").size();
+  EXPECT_LE(key_x * width + columns * 12 * (longest + 7.5), width + 1);
+  // The other figures name every method once: time_to_target's rows, workers' small charts,
+  // staleness's rows.
+  for (const char* script : {"time_to_target.gp", "workers.gp", "staleness.gp"}) {
     const std::string text = read_text(dir.file(script));
-    std::map<std::string, std::string> colour_of;  // spec -> colour of its legend entry or bar
-    std::regex titled("lc rgb '(#[0-9A-F]{6})'[^\\n]*title '(method[0-9]+)");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), titled);
-         it != std::sregex_iterator(); ++it) {
-      colour_of[(*it)[2]] = (*it)[1];
+    for (const std::string& spec : specs) {
+      EXPECT_NE(text.find("'" + spec + (std::string(script) == "workers.gp" ? " (mean" : "'")),
+                std::string::npos)
+          << script << ": " << spec;
     }
-    if (std::string(script) == "time_to_target.gp") {
-      std::regex bar("every ::([0-9]+)::[0-9]+ [^\\n]*lc rgb '(#[0-9A-F]{6})' notitle");
-      for (auto it = std::sregex_iterator(text.begin(), text.end(), bar);
-           it != std::sregex_iterator(); ++it) {
-        colour_of["method" + (*it)[1].str()] = (*it)[2];
-      }
-    }
-    EXPECT_EQ(colour_of.size(), 12u) << text;
-    std::set<std::string> distinct;
-    for (const auto& [spec, colour] : colour_of) distinct.insert(colour);
-    EXPECT_EQ(distinct.size(), 12u);
   }
 }
 
@@ -392,10 +534,12 @@ TEST(ComparisonFigures, CensoredBarsAreMarked) {
     if (line.find("\"alpha\"") != std::string::npos) alpha = line;
     if (line.find("\"beta:k=2\"") != std::string::npos) beta = line;
   }
-  // position, mean, low, high, censored, reached, seeds, label height, labels, method
-  EXPECT_EQ(alpha.rfind("0 7 ", 0), 0u) << alpha;
-  EXPECT_NE(alpha.find("\"7.00 s\" \"2/2 reached\""), std::string::npos) << alpha;
-  EXPECT_NE(beta.find("\"≥ 8.00 s\" \"1/2 reached\""), std::string::npos) << beta;
+  // row (the first method at the top), mean, low, high, censored, reached, seeds, where the
+  // label starts, the label, the method
+  EXPECT_EQ(alpha.rfind("1 7 ", 0), 0u) << alpha;
+  EXPECT_NE(alpha.find("\"7.00 s (2/2 reached)\""), std::string::npos) << alpha;
+  EXPECT_EQ(beta.rfind("0 8 ", 0), 0u) << beta;
+  EXPECT_NE(beta.find("\"≥ 8.00 s (1/2 reached)\""), std::string::npos) << beta;
   const std::string script = read_text(dir.file("time_to_target.gp"));
   std::istringstream clauses(script);
   std::string alpha_bar, beta_bar;
@@ -405,10 +549,109 @@ TEST(ComparisonFigures, CensoredBarsAreMarked) {
   }
   EXPECT_EQ(alpha_bar.find("pattern"), std::string::npos);
   EXPECT_NE(alpha_bar.find("fs solid 0.85"), std::string::npos);
-  EXPECT_NE(beta_bar.find("fs transparent pattern"), std::string::npos);     // hatched
-  EXPECT_NE(beta_bar.find("fs transparent solid 0.35"), std::string::npos);  // lighter
-  EXPECT_NE(script.find("($4-$3) with vectors nohead"), std::string::npos);  // error bars
+  EXPECT_NE(beta_bar.find("fs transparent pattern"), std::string::npos);         // hatched
+  EXPECT_NE(beta_bar.find("fs transparent solid 0.35"), std::string::npos);      // lighter
+  EXPECT_NE(script.find("($4-$3):(0) with vectors nohead"), std::string::npos);  // error bars
   EXPECT_NE(script.find("lower bound"), std::string::npos);  // the legend says what hatching means
+}
+
+// Rewrites every run of the fixture's comparison `c` in `dir` with its summary saying `clock`
+// ("" = not at all).
+void set_clock(const std::string& dir, const Comparison& c, const std::string& clock) {
+  for (const MethodResult& m : c.methods) {
+    for (const SeedRun& r : m.runs) {
+      const std::string file = dir + "/" + r.folder + "/summary.json";
+      std::string text = read_text(file);
+      text = std::regex_replace(text, std::regex(R"(, "clock": "[a-z]*")"), "");
+      if (!clock.empty()) text.insert(text.rfind('}'), fmt::format(R"(, "clock": "{}")", clock));
+      write_text(file, text);
+    }
+  }
+}
+
+TEST(ComparisonFigures, TimeAxesSayTheRunsClock) {
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  Comparison c = fixture(dir.path());
+  c.budget = Budget{Budget::Kind::kTime, 6.99222, true};
+  struct Case {
+    std::string clock, axis, to_target, budget;
+  };
+  for (const Case& k :
+       std::vector<Case>{{"simulated", "'simulated time (s)'", "'time to target (simulated s)'",
+                          "6.99 s of simulated time per run"},
+                         {"wall", "'wall-clock time (s)'", "'time to target (wall-clock s)'",
+                          "6.99 s of wall-clock time per run"},
+                         {"", "'time (s)'", "'time to target (s)'", "6.99 s per run"}}) {
+    SCOPED_TRACE(k.clock);
+    set_clock(dir.path(), c, k.clock);
+    write_comparison_figures(dir.path(), c);
+    for (const char* script : {"loss.gp", "tilde.gp"}) {
+      const std::string text = read_text(dir.file(script));
+      EXPECT_NE(text.find("set label 91 " + k.axis), std::string::npos) << script;
+      EXPECT_NE(text.find(k.budget), std::string::npos) << script;
+      EXPECT_EQ(text.find("6.99222"), std::string::npos) << script;
+    }
+    const std::string bars = read_text(dir.file("time_to_target.gp"));
+    EXPECT_NE(bars.find("set xlabel " + k.to_target), std::string::npos) << bars;
+    // Nothing says "simulated" of a wall clock, or of a clock no summary names.
+    if (k.clock != "simulated") {
+      for (const char* script : {"loss.gp", "tilde.gp", "time_to_target.gp", "workers.gp"}) {
+        EXPECT_EQ(read_text(dir.file(script)).find("simulated"), std::string::npos) << script;
+      }
+    }
+  }
+  // Runs that disagree: no clock is named.
+  set_clock(dir.path(), c, "simulated");
+  write_text(dir.file("alpha/seed2/summary.json"),
+             std::regex_replace(read_text(dir.file("alpha/seed2/summary.json")),
+                                std::regex("\"simulated\""), "\"wall\""));
+  write_comparison_figures(dir.path(), c);
+  EXPECT_NE(read_text(dir.file("loss.gp")).find("set label 91 'time (s)'"), std::string::npos);
+}
+
+TEST(ComparisonFigures, TitlesNameTheSeedsDrawn) {
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  Comparison c = fixture(dir.path());
+  c.seeds = {1, 2};
+  // beta's seed 2 diverged: the curves still draw seeds 1–2 (alpha's), and the caption says that
+  // beta has only seed 1.
+  c.methods[1].runs[1].diverged = true;
+  std::vector<Figure> figures = write_comparison_figures(dir.path(), c);
+  const std::string loss = read_text(dir.file("loss.gp"));
+  EXPECT_NE(loss.find("\\n2 methods, seeds 1–2, "), std::string::npos) << loss;
+  EXPECT_NE(figures[0].caption.find("fewer seeds for beta:k=2 (seed 1)"), std::string::npos)
+      << figures[0].caption;
+  // The tilde figure draws beta alone: seed 1.
+  EXPECT_NE(read_text(dir.file("tilde.gp")).find("\\n1 method, seed 1, "), std::string::npos);
+  // Both methods' seed 2 diverged: every figure of runs says seed 1.
+  c.methods[0].runs[1].diverged = true;
+  write_comparison_figures(dir.path(), c);
+  for (const char* script : {"loss.gp", "workers.gp", "staleness.gp"}) {
+    EXPECT_NE(read_text(dir.file(script)).find(", seed 1, "), std::string::npos) << script;
+  }
+  // Seed 2's summaries have no engine statistics: the workers figure shows seed 1 alone, the
+  // staleness figure (whose histograms they have) both.
+  c = fixture(dir.path());
+  FakeSummary no_stats;
+  no_stats.engine_stats = false;
+  write_run(dir.file("alpha/seed2"), {{2, 5, kNaN}, {8, 1.5, kNaN}}, falling_trace(8, 5.5, 1.4),
+            R"({"0": 30, "1": 10})", no_stats);
+  no_stats.histogram_key = "delay_histogram";
+  write_run(dir.file("beta_k=2/seed2"), {{1, 3.2, 2.6}, {7.5, 1.9, 1.3}},
+            falling_trace(7.5, 3.6, 2.0), R"({"0": 4, "1": 22})", no_stats);
+  write_comparison_figures(dir.path(), c);
+  EXPECT_NE(read_text(dir.file("workers.gp")).find("\\n2 methods, seed 1, "), std::string::npos);
+  EXPECT_NE(read_text(dir.file("staleness.gp")).find("\\n2 methods, seeds 1–2, "),
+            std::string::npos);
+  // The workers' data are seed 1's alone: min = max = mean.
+  for (const auto& block : read_blocks(dir.file("figures/workers.dat"))) {
+    for (const auto& row : block) {
+      EXPECT_EQ(row[1], row[2]);
+      EXPECT_EQ(row[1], row[3]);
+    }
+  }
 }
 
 TEST(ComparisonFigures, WithoutGnuplotOnlyScriptsAndDataAreWrittenWithOneWarning) {
@@ -520,12 +763,20 @@ TEST(RunFigure, ShowsFAndFTildeWithTheSmoothedReportedLossAndTargets) {
   write_run(dir.path(), {{0.5, 3, 2.5}, {2, 2.5, 2}, {4, 2, 1.5}, {7, 1.8, 1.2}},
             falling_trace(7, 3.5, 1.9));
   ::testing::internal::CaptureStderr();
-  EXPECT_FALSE(write_run_figure(dir.path(), "asgd (seed 1)", {1.9, 1.5}, "full"));
+  EXPECT_FALSE(write_run_figure(dir.path(), "asgd (seed 1)", {1.9, 1.5}, "full", Clock::kWall));
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("gnuplot not found"), std::string::npos);
   const std::string script = read_text(dir.file("loss.gp"));
   EXPECT_NE(script.find("'asgd (seed 1)'"), std::string::npos);
   EXPECT_NE(script.find("F̃"), std::string::npos);
+  EXPECT_NE(script.find("set label 91 'wall-clock time (s)'"), std::string::npos);
+  EXPECT_EQ(script.find("simulated"), std::string::npos);
+  // Three quantities on one y axis, each named in the legend.
+  EXPECT_NE(script.find("set label 92 'loss'"), std::string::npos);
+  for (const char* entry : {"title 'F (evaluated)'", "title 'F̃ (frequency-weighted, evaluated)'",
+                            "title 'reported minibatch loss (smoothed)'"}) {
+    EXPECT_NE(script.find(entry), std::string::npos) << entry;
+  }
   EXPECT_NE(script.find("'target 1.9 on F'"), std::string::npos);
   EXPECT_NE(script.find("'target 1.5 on F'"), std::string::npos);
   EXPECT_EQ(script.find("log.csv"), std::string::npos);
@@ -542,9 +793,11 @@ TEST(RunFigure, ShowsFAndFTildeWithTheSmoothedReportedLossAndTargets) {
   TempDir sync;
   write_run(sync.path(), {{1, 4, kNaN}, {3, 3, kNaN}}, falling_trace(3, 5, 3));
   ::testing::internal::CaptureStderr();
-  write_run_figure(sync.path(), "dgd (seed 1)", {}, "train");
+  write_run_figure(sync.path(), "dgd (seed 1)", {}, "train", Clock::kSimulated);
   ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(read_text(sync.file("loss.gp")).find("F̃"), std::string::npos);
+  EXPECT_NE(read_text(sync.file("loss.gp")).find("set label 91 'simulated time (s)'"),
+            std::string::npos);
 }
 
 TEST(RunFigure, SameInputsGiveIdenticalScriptsAndData) {
@@ -553,7 +806,7 @@ TEST(RunFigure, SameInputsGiveIdenticalScriptsAndData) {
   for (const TempDir* dir : {&a, &b}) {
     write_run(dir->path(), {{0.5, 3, 2.5}, {2, 2.5, 2}, {4, 2, 1.5}}, falling_trace(4, 3.5, 1.9));
     ::testing::internal::CaptureStderr();
-    RunFigureJob job(dir->path(), "asgd, seed 1", {1.9}, "full");  // the two halves
+    RunFigureJob job(dir->path(), "asgd, seed 1", {1.9}, "full", Clock::kSimulated);  // halves
     EXPECT_FALSE(job.finish());
     ::testing::internal::GetCapturedStderr();
   }
@@ -567,7 +820,7 @@ TEST(RunFigure, RendersPngAndSvgWithGnuplot) {
   if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed";
   TempDir dir;
   write_run(dir.path(), {{1, 4, kNaN}, {3, 3, kNaN}, {5, 2, kNaN}}, falling_trace(5, 5, 2));
-  EXPECT_TRUE(write_run_figure(dir.path(), "dgd (seed 1)", {2.5}, "train"));
+  EXPECT_TRUE(write_run_figure(dir.path(), "dgd (seed 1)", {2.5}, "train", Clock::kSimulated));
   EXPECT_EQ(read_text(dir.file("loss.png")).substr(0, 4), "\x89PNG");
   EXPECT_NE(read_text(dir.file("loss.svg")).find("<svg"), std::string::npos);
   testing::CommandResult again = testing::run_command(fmt::format(

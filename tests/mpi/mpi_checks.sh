@@ -340,6 +340,11 @@ EOF
     # last): step, work units, loss, gradient norm, ..., evaluations.
     [ "$(columns sim/log.csv 2-8,11-)" = "$(columns mpi/log.csv 2-8,11-)" ] ||
       die "log.csv columns differ"
+    # Each run says which clock its times are on, and its figure's time axis says the same.
+    summary_has sim/summary.json '"clock":"simulated"'
+    summary_has mpi/summary.json '"clock":"wall"'
+    grep -q "'simulated time (s)'" sim/loss.gp || die "sim/loss.gp: no simulated time axis"
+    grep -q "'wall-clock time (s)'" mpi/loss.gp || die "mpi/loss.gp: no wall-clock time axis"
     ;;
 
   gc_fr_matches_sim)

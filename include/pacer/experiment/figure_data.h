@@ -88,13 +88,15 @@ std::vector<double> linear_tics(double low, double high, int count = 5);
 // A tic label: "%g", with k and M for thousands and millions from 10^4 on ("20k", "1.5M").
 std::string tic_label(double v);
 
-// The palette: the i-th method's colour, "#RRGGBB". The first kDistinctColours are distinct and
-// colour-blind safe (Okabe–Ito without its yellow, then Paul Tol's muted set); from the
-// (kDistinctColours+1)-th method on they repeat, and method_dash tells the repeats apart.
+// A palette of numbered series (the run figure's F and F̃, the fit report's workers): the i-th
+// series' colour, "#RRGGBB". The first kDistinctColours are distinct and colour-blind safe
+// (Okabe–Ito without its yellow, then Paul Tol's muted set); from the (kDistinctColours+1)-th
+// series on they repeat, and method_dash tells the repeats apart. The methods of a comparison
+// are drawn in the family colours of figure_palette.h instead.
 inline constexpr size_t kDistinctColours = 14;
 std::string method_colour(size_t i);
-// The gnuplot dash type of the i-th method's lines: 1 (solid) for the first kDistinctColours
-// methods, then 2, 3, ... for each further round of the palette.
+// The gnuplot dash type of the i-th series' lines: 1 (solid) for the first kDistinctColours,
+// then 2, 3, ... for each further round of the palette.
 int method_dash(size_t i);
 
 // "#RRGGBB" -> 0xRRGGBB, for gnuplot's `lc rgb variable`.
