@@ -244,7 +244,7 @@ $c3_rows
 $c4_rows
 Every method's row: [target-a/report.md](target-a/report.md), [target-b/report.md](target-b/report.md)
 (DGD runs in both with the same seeds: its rows are identical, a check of determinism:
-$(same_row "$ta/compare.csv" "$tb/compare.csv" dgd)).
+$(same_row "$ta/runs.csv" "$tb/runs.csv" dgd)).
 
 ## Claim 5: relaxed decoding's largest partition coefficient (PGC-CR, seed 1)
 

@@ -58,9 +58,13 @@ minutes() { awk -v s="$1" 'BEGIN{if (s=="?") print "(not recorded)"; else printf
 # " (k censored)" for a count k > 0 of censored pairs, else nothing.
 censored_note() { if [ "${1:-0}" != 0 ]; then echo " ($1 censored)"; fi; }
 
-# "identical" when method $3's rows of two compare.csv files are equal, else "DIFFERENT".
+# "identical" when method $3's rows of two runs.csv files (every seed's values) are equal, else
+# "DIFFERENT".
 same_row() {
-  if [ "$(csv_row "$1" "$3")" = "$(csv_row "$2" "$3")" ] && [ -n "$(csv_row "$1" "$3")" ]; then
+  local a b
+  a=$(awk -F, -v m="$3" 'NR>1 && $1==m' "$1" 2>/dev/null)
+  b=$(awk -F, -v m="$3" 'NR>1 && $1==m' "$2" 2>/dev/null)
+  if [ "$a" = "$b" ] && [ -n "$a" ]; then
     echo "identical"
   else
     echo "DIFFERENT"

@@ -138,19 +138,6 @@ std::string describe_trace(const std::string& text) {
   return out;
 }
 
-// The value of a budget of kind `kind` at which seed run `r` reached the target.
-double at_target(const SeedRun& r, Budget::Kind kind) {
-  switch (kind) {
-    case Budget::Kind::kSteps:
-      return r.steps_to_target;
-    case Budget::Kind::kTime:
-      return r.time_to_target;
-    case Budget::Kind::kWork:
-      return r.work_to_target;
-  }
-  return kNotAvailable;
-}
-
 // A budget as --budget takes it: "time=120", "steps=300" (rounded up: whole steps).
 std::string budget_text(Budget::Kind kind, double value) {
   switch (kind) {
@@ -283,9 +270,8 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
   t.budget = c.budget;
   if (const MethodResult* leader = full_leader(c)) {
     t.leader = leader->spec;
-    for (const SeedRun& r : leader->runs) {
-      t.leader_slowest = std::max(t.leader_slowest, at_target(r, c.budget.kind));
-    }
+    // The criterion is a time: the budget that follows is one too, whatever the pilot's kind.
+    for (const SeedRun& r : leader->runs) t.leader_slowest = std::max(t.leader_slowest, r.time_to_target);
   }
   const size_t values = std::max<size_t>(1, t.grid.size());
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -473,14 +459,17 @@ Config replay_config(const Config& config, const AdviseOptions& options,
 
 // The first lines of the answer: criterion, seeds, stepsizes, budget.
 std::string answer_header(const AdviseOptions& options, const Comparison& c, const Tuned& tuned,
-                          uint64_t first_seed) {
+                          uint64_t first_seed, const std::string& requested_budget) {
   std::string out = fmt::format(
-      "criterion: {} (compare's verdict: every seed must reach the target, paired 95 % "
-      "intervals)\nseeds: {}..{} reported",
-      c.targets.empty() ? "final F at equal budget"
-                        : fmt::format("time to F ≤ {:g} ({})", c.targets.front(),
-                                      c.target_on == "full" ? "the full training loss"
-                                                            : "the reported minibatch loss"),
+      "criterion: {} (compare's verdict: a method is recommended only if it reached the target "
+      "on every seed and every other method's paired 95 % interval lies above it)\n"
+      "seeds: {}..{} reported",
+      c.targets.empty()
+          ? "the final full training loss F at equal budget"
+          : fmt::format("the time until {} is at or below {:g} for {} consecutive step{}",
+                        c.target_on == "full" ? "the full training loss F"
+                                              : "the reported minibatch loss",
+                        c.targets.front(), c.target_hold, c.target_hold == 1 ? "" : "s"),
       first_seed, first_seed + static_cast<uint64_t>(options.seeds) - 1);
   if (!tuned.key.empty()) {
     out += fmt::format("; {} tuned on seeds {}..{} over {{{}}}", tuned.key,
@@ -489,13 +478,17 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
                        fmt::join(tuned.grid, ", "));
   }
   out += fmt::format("\nbudget: {} per run", c.budget.describe());
-  if (options.budget.empty() && !tuned.leader.empty()) {
-    out += fmt::format(" ({} × {:.4g}, the slowest tuning seed of {}, the tuning leader{})",
-                       options.budget_multiple, tuned.leader_slowest, tuned.leader,
-                       c.budget.describe() == tuned.budget.describe() ? "" : "; extended since");
-  } else if (!options.budget.empty()) {
-    out += " (--budget)";
+  if (!options.budget.empty()) return out + " (--budget)\n";
+  if (tuned.leader.empty()) {
+    return out + " (no method reached the target on every tuning seed, even with this budget)\n";
   }
+  out += fmt::format(" ({:g} × {:.4g} s, the slowest tuning seed of the tuning leader {}{})",
+                     options.budget_multiple, tuned.leader_slowest, tuned.leader,
+                     budget_text(c.budget.kind, c.budget.value) == requested_budget
+                         ? ""
+                         : fmt::format("; extended from {} until a method reached the target on "
+                                       "every reported seed",
+                                       requested_budget));
   return out + "\n";
 }
 
@@ -528,7 +521,7 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   if (budget.empty()) {
     budget = tuned.leader.empty()
                  ? budget_text(tuned.budget.kind, tuned.budget.value)
-                 : budget_text(tuned.budget.kind, options.budget_multiple * tuned.leader_slowest);
+                 : budget_text(Budget::Kind::kTime, options.budget_multiple * tuned.leader_slowest);
   }
   std::vector<ScenarioResult> results;
   for (size_t k = 0; k < scenarios().size(); ++k) {
@@ -536,7 +529,8 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
         run_scenario(base, scenarios()[k], tuned, budget, options, first_seed, k == 0));
   }
   const Comparison& measured = results.front().compare.comparison;
-  std::string answer = latency_note + answer_header(options, measured, tuned, first_seed);
+  std::string answer =
+      latency_note + answer_header(options, measured, tuned, first_seed, budget);
   answer += "\nranking on the measured trace:\n" +
             ranking_table(measured, results.front().compare.verdict, results.front().dgd) + "\n" +
             recommendation(results.front());

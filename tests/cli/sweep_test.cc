@@ -24,13 +24,37 @@ std::string sweep_config() {
          kLeastSquaresTables;
 }
 
-// The compare.csv columns read_cell_result needs (a real compare.csv has more), for hand-written
-// cells.
-constexpr const char* kCompareCsvColumns =
-    "method,tuned,runs,reached,diverged,steps_to_target_mean,steps_to_target_low,"
-    "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
-    "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
-    "step_time_censored,final_loss_mean,final_loss_low,final_loss_high,final_loss_censored\n";
+// A cell's runs.csv and compare.csv from per-seed times to target (NaN: missed, censored at
+// `budget`) or, with `has_target` false, final F values (NaN: diverged).
+struct HandCell {
+  std::string runs, compare;
+};
+HandCell hand_cell(const std::vector<std::pair<std::string, std::vector<double>>>& methods,
+                   bool has_target, double budget = 100) {
+  Comparison c;
+  if (has_target) c.targets = {0.5};
+  c.budget = Budget{Budget::Kind::kTime, budget, true};
+  HandCell cell{"", "method\n"};
+  for (const auto& [spec, values] : methods) {
+    MethodResult& m = c.methods.emplace_back();
+    m.spec = spec;
+    for (size_t k = 0; k < values.size(); ++k) {
+      SeedRun& r = m.runs.emplace_back();
+      r.seed = k + 1;
+      r.end_time = budget;
+      if (has_target) {
+        r.reached = !std::isnan(values[k]);
+        r.time_to_target = values[k];
+      } else {
+        r.diverged = std::isnan(values[k]);
+        r.final_loss = values[k];
+      }
+    }
+    cell.compare += spec + "\n";
+  }
+  cell.runs = seed_runs_csv(c);
+  return cell;
+}
 
 constexpr const char* kSweepArgs =
     " --methods dgd,pgc-cr:s=1,gc-cr:s=1 --grid timing.q=0.05,0.5 --grid timing.delay_mean=0.2,3"
@@ -52,7 +76,10 @@ TEST(Sweep, SameOutputsWithOneAndTwoParallelProcesses) {
   EXPECT_EQ(read_text(dir.file("one/report.md")), read_text(dir.file("two/report.md")));
   // A header and 4 cells × 3 methods; the first columns are the cell, its keys and the rank.
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3);
-  EXPECT_EQ(csv.rfind("cell,timing.q,timing.delay_mean,rank,speedup_over_dgd,method,", 0), 0u);
+  EXPECT_EQ(csv.rfind("cell,timing.q,timing.delay_mean,rank,speedup_over_dgd_mean,"
+                      "speedup_over_dgd_low,speedup_over_dgd_high,method,",
+                      0),
+            0u);
   EXPECT_NE(csv.find("\n3,0.5,3,"), std::string::npos) << csv;
   EXPECT_TRUE(std::filesystem::exists(dir.file("one/regime_map.gp")));
   EXPECT_TRUE(std::filesystem::exists(dir.file("one/figures/regime_map.dat")));
@@ -75,21 +102,39 @@ TEST(Sweep, EachCellIsTheComparisonOfItsKeys) {
             read_text(dir.file("direct/compare.csv")));
 }
 
-TEST(Sweep, RanksByTheComparisonsCriterion) {
-  const std::string header = kCompareCsvColumns;
+TEST(Sweep, RanksByTheComparisonsCriterionAndDecidesByTheVerdictsRule) {
+  const double missed = kNotAvailable;
   // b is fastest but missed a seed: it ranks below every method that reached the target on all.
-  const SweepCellResult r = read_cell_result(header +
-                                                 "dgd,,2,2,0,10,,,0,20,,,0,2,,,0,1,,,0\n"
-                                                 "a,,2,2,0,10,,,0,8,,,0,1,,,0,1,,,0\n"
-                                                 "b,,2,1,0,5,,,1,4,,,1,1,,,0,1,,,0\n",
-                                             "compare.csv");
-  ASSERT_TRUE(r.has_target);
+  const HandCell cell = hand_cell(
+      {{"dgd", {20, 22, 19}}, {"a", {8, 9, 7.5}}, {"b", {4, missed, 5}}}, true);
+  const SweepCellResult r = read_cell_result(cell.runs, cell.compare, "cells/0");
+  ASSERT_TRUE(r.has_target());
   EXPECT_EQ(r.rank, (std::vector<int>{2, 1, 3}));
-  EXPECT_EQ(r.winner, 1);
-  EXPECT_EQ(r.runner_up, 0);
-  EXPECT_DOUBLE_EQ(r.speedup_over_dgd[1], 2.5);
-  EXPECT_DOUBLE_EQ(r.winner_over_runner_up, 2.5);
-  EXPECT_TRUE(std::isnan(r.speedup_over_dgd[2]));  // a lower bound: no ratio
+  // a leads; b's missed seed is censored at the budget (100 s), far above a's time there, and its
+  // other seeds are faster than a's: the interval of b/a includes 1, so nothing is decided.
+  EXPECT_EQ(r.verdict.leader, 1);
+  EXPECT_EQ(r.verdict.outcome, Verdict::Outcome::kUndecided);
+  EXPECT_EQ(r.verdict.tied, (std::vector<int>{2}));
+  // The speedup over DGD is paired: the geometric mean of 20/8, 22/9, 19/7.5.
+  EXPECT_NEAR(r.speedup_over_dgd[1].mean, std::cbrt(20.0 / 8 * 22.0 / 9 * 19.0 / 7.5), 1e-12);
+  EXPECT_GT(r.speedup_over_dgd[1].low, 1);
+  EXPECT_EQ(r.speedup_over_dgd[2].censored, 1);
+}
+
+TEST(Sweep, TwoIdenticalMethodsAreUndecidedAndAClearWinnerIsBest) {
+  const HandCell same = hand_cell({{"a", {8, 9, 7.5}}, {"a2", {8, 9, 7.5}}}, true);
+  const SweepCellResult tie = read_cell_result(same.runs, same.compare, "cells/0");
+  EXPECT_EQ(tie.verdict.outcome, Verdict::Outcome::kUndecided);
+  EXPECT_NE(tie.verdict.what_would_decide.find("no number of seeds"), std::string::npos)
+      << tie.verdict.what_would_decide;
+  const HandCell clear = hand_cell({{"a", {8, 9, 7.5}}, {"b", {16, 19, 15}}}, true);
+  const SweepCellResult win = read_cell_result(clear.runs, clear.compare, "cells/1");
+  EXPECT_EQ(win.verdict.outcome, Verdict::Outcome::kBest);
+  EXPECT_EQ(win.verdict.leader, 0);
+  const HandCell none = hand_cell({{"a", {kNotAvailable, 9}}, {"b", {kNotAvailable, 12}}}, true);
+  const SweepCellResult nobody = read_cell_result(none.runs, none.compare, "cells/2");
+  EXPECT_EQ(nobody.verdict.outcome, Verdict::Outcome::kNoneReached);
+  EXPECT_EQ(nobody.verdict.leader, -1);
 }
 
 TEST(Sweep, RefusesBadGridsAndNamesAFailedCell) {
@@ -121,23 +166,28 @@ TEST(Sweep, RefusesBadGridsAndNamesAFailedCell) {
 
 // Without a target the criterion is the final F; the ratio is DGD's F over the method's.
 TEST(Sweep, RanksByFinalLossWithoutATarget) {
-  const std::string header = kCompareCsvColumns;
-  const SweepCellResult r = read_cell_result(header +
-                                                 "dgd,,2,0,0,,,,0,,,,0,2,,,0,0.6,,,0\n"
-                                                 "a,,2,0,1,,,,0,,,,0,1,,,0,0.1,,,0\n"
-                                                 "b,,2,0,0,,,,0,,,,0,1,,,0,0.3,,,0\n",
-                                             "compare.csv");
-  ASSERT_FALSE(r.has_target);
+  const HandCell cell =
+      hand_cell({{"dgd", {0.6, 0.62}}, {"a", {0.1, kNotAvailable}}, {"b", {0.3, 0.31}}}, false);
+  const SweepCellResult r = read_cell_result(cell.runs, cell.compare, "cells/0");
+  ASSERT_FALSE(r.has_target());
   EXPECT_EQ(r.rank, (std::vector<int>{2, 3, 1}));  // a diverged on a seed: ranked last
-  EXPECT_DOUBLE_EQ(r.speedup_over_dgd[2], 2.0);
-  EXPECT_TRUE(std::isnan(r.speedup_over_dgd[1]));
-  // A count that is not one: an error naming the file and the column.
+  EXPECT_NEAR(r.speedup_over_dgd[2].mean, std::sqrt(0.6 / 0.3 * 0.62 / 0.31), 1e-12);
+  EXPECT_EQ(r.speedup_over_dgd[1].n, 1);  // only the seed on which a has a final F
+  EXPECT_EQ(r.verdict.leader, 2);         // a diverged: not a contender, and not a tie
+  // runs.csv that is not one, and compare.csv rows that do not match it: errors naming the file.
   try {
-    read_cell_result(header + "dgd,,2.5,0,0,,,,0,,,,0,2,,,0,0.6,,,0\n", "cells/0/compare.csv");
-    FAIL() << "accepted runs = 2.5";
+    read_cell_result("method,seed\n", cell.compare, "cells/0");
+    FAIL() << "accepted a runs.csv with another header";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cells/0/compare.csv: column runs: expected a "
-                                         "non-negative integer, found '2.5'"),
+    EXPECT_NE(std::string(e.what()).find("cells/0/runs.csv: line 1: not a runs.csv"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    read_cell_result(cell.runs, "method\ndgd\n", "cells/0");
+    FAIL() << "accepted a compare.csv with one row for three methods";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cells/0/compare.csv: 1 rows, its runs.csv has 3"),
               std::string::npos)
         << e.what();
   }

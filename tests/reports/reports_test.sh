@@ -106,7 +106,7 @@ check_pgc() {
     fail "claim 4: $fastest, which missed the target on every seed, is still the fastest PGC"
   fi
   # DGD differing between the two groups is reported.
-  set_field "$edit/target-b/compare.csv" steps_to_target_mean 1 dgd
+  set_field "$edit/target-b/runs.csv" steps_to_target 1 dgd
   bash "$root/scripts/pgc-report.sh" "$edit" 1 0 "test" >"$work/edit.md"
   expect_line "$work/edit.md" '^DIFFERENT\)\.$' "a DGD that differs between the groups"
   # A missing input ends the report with an error naming it.

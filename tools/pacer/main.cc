@@ -602,7 +602,15 @@ int main(int argc, char** argv) {
                    "jobs.csv")
       ->required();
   advise->add_option("--seeds", advise_options.seeds, "bootstrap seeds per method (default 5)");
-  advise->add_option("--budget", advise_options.budget, "as for compare");
+  advise->add_option("--budget", advise_options.budget,
+                     "as for compare; default: found from the runs (see pacer advise's report)");
+  advise->add_option("--budget-multiple", advise_options.budget_multiple,
+                     "the budget is this many times the tuning leader's slowest time (default 3)");
+  advise->add_option("--tune", advise_options.tune,
+                     "KEY=v1,v2,... each method's value chosen on the tuning seeds (default "
+                     "optimizer.lr at lr/3, lr, 3 lr; none: no tuning)");
+  advise->add_option("--tune-seeds", advise_options.tuning_seeds,
+                     "tuning seeds after the reported ones (default 2)");
   advise->add_option("--methods", advise_options.methods,
                      "method specs to rank (default: every applicable method)");
   advise->add_option("--s", advise_s, "s (IS-SGD: k) values tried by default (default 1,2,3)");
