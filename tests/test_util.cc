@@ -72,4 +72,33 @@ NoGnuplot::NoGnuplot() {
 
 NoGnuplot::~NoGnuplot() { setenv("PATH", old_.c_str(), 1); }
 
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream cells(line);
+  while (std::getline(cells, field, ',')) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.push_back("");
+  return fields;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> read_csv_rows(const std::string& path) {
+  std::istringstream in(read_text(path));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) rows.push_back(split_csv_line(line));
+  return rows;
+}
+
+std::vector<std::string> read_csv_header(const std::string& path) {
+  std::istringstream in(read_text(path));
+  std::string line;
+  std::getline(in, line);
+  return split_csv_line(line);
+}
+
 }  // namespace pacer::testing

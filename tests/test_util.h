@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace pacer::testing {
 
@@ -31,6 +32,10 @@ class TempDir {
 // Writes `content` to `path` (binary), failing the test on error.
 void write_text(const std::string& path, const std::string& content);
 std::string read_text(const std::string& path);
+// The rows of a CSV file (header skipped), each split at commas (a trailing comma: a last empty
+// field); and its header's columns.
+std::vector<std::vector<std::string>> read_csv_rows(const std::string& path);
+std::vector<std::string> read_csv_header(const std::string& path);
 
 struct CommandResult {
   int exit_code = 0;

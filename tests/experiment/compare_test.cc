@@ -100,22 +100,6 @@ CompareOptions comparing(std::vector<std::string> methods, int seeds, const std:
 
 nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
-// Rows of a CSV file (header skipped), each split at commas.
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-  std::istringstream in(read_text(path));
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields;
-    std::string field;
-    std::istringstream cells(line);
-    while (std::getline(cells, field, ',')) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.push_back("");
-    rows.push_back(fields);
-  }
-  return rows;
-}
 
 TEST(Targets, AsynchronousRunsJudgeTheTargetOnTheEvaluatedFullLoss) {
   TempDir dir;
@@ -128,12 +112,12 @@ TEST(Targets, AsynchronousRunsJudgeTheTargetOnTheEvaluatedFullLoss) {
   // The reported (one-class minibatch) loss did fall below the target: judged on it, as before,
   // the run would have claimed the target.
   double lowest_reported = 1e300;
-  for (const auto& row : csv_rows(dir.file("run/log.csv"))) {
+  for (const auto& row : testing::read_csv_rows(dir.file("run/log.csv"))) {
     lowest_reported = std::min(lowest_reported, std::stod(row[3]));
   }
   ASSERT_LT(lowest_reported, 0.05);
   // F never did, so the target is not reached.
-  const auto evals = csv_rows(dir.file("run/evals.csv"));
+  const auto evals = testing::read_csv_rows(dir.file("run/evals.csv"));
   ASSERT_FALSE(evals.empty());
   double lowest_full = 1e300;
   for (const auto& row : evals) lowest_full = std::min(lowest_full, std::stod(row[3]));
@@ -150,7 +134,7 @@ TEST(Targets, AFullLossTargetIsReachedAtTheFirstStepFMeetsIt) {
   RunOptions quiet;
   quiet.out_dir = dir.file("probe");
   run_experiment(probe, quiet);
-  const auto evals = csv_rows(dir.file("probe/evals.csv"));
+  const auto evals = testing::read_csv_rows(dir.file("probe/evals.csv"));
   ASSERT_EQ(evals.size(), 150u);
   // A target between F at steps 100 and 101: F falls there, so step 101 is the first to meet it.
   const double f100 = std::stod(evals[99][3]), f101 = std::stod(evals[100][3]);
@@ -172,7 +156,7 @@ TEST(Targets, AFullLossTargetIsReachedAtTheFirstStepFMeetsIt) {
   EXPECT_EQ(target["full_loss_se"].get<double>(), 0.0);
   const int64_t evaluations = outcome.summary["target_estimate"]["evaluations"].get<int64_t>();
   EXPECT_LT(evaluations, 40) << "the watch evaluated F at most steps";
-  EXPECT_EQ(csv_rows(dir.file("run/target.csv")).size(), static_cast<size_t>(evaluations));
+  EXPECT_EQ(testing::read_csv_rows(dir.file("run/target.csv")).size(), static_cast<size_t>(evaluations));
 }
 
 TEST(Targets, EvaluationFollowsASimulatedTimeSchedule) {
@@ -181,8 +165,8 @@ TEST(Targets, EvaluationFollowsASimulatedTimeSchedule) {
   RunOptions options;
   options.out_dir = dir.file("run");
   run_experiment(config, options);
-  const auto evals = csv_rows(dir.file("run/evals.csv"));
-  const auto log = csv_rows(dir.file("run/log.csv"));
+  const auto evals = testing::read_csv_rows(dir.file("run/evals.csv"));
+  const auto log = testing::read_csv_rows(dir.file("run/log.csv"));
   ASSERT_GE(evals.size(), 3u);
   // Each evaluation (but the final one) is at the first update at or after a multiple of 2.5 s.
   size_t next = 0;
@@ -297,7 +281,7 @@ TEST(Compare, AgainstTheBaselinePairsEachSeedWithTheBaselinesSameSeed) {
   options.baseline = "dgd";
   const Comparison c =
       run_comparison(least_squares({"target.loss=0.3", "target.hold=2"}), options).comparison;
-  const std::vector<std::vector<std::string>> rows = csv_rows(dir.file("against.csv"));
+  const std::vector<std::vector<std::string>> rows = testing::read_csv_rows(dir.file("against.csv"));
   auto row = [&](const std::string& method, const std::string& metric) {
     for (const auto& r : rows) {
       if (r[0] == method && r[1] == metric) return r;
