@@ -305,6 +305,7 @@ nlohmann::json describe_setup(const RunSetup& s) {
   summary["parameters"] = objective.dim();
   summary["data"] = s.problem->data.train.name;
   summary["timing"] = s.timing->name();
+  if (const std::string note = s.timing->describe(); !note.empty()) summary["timing_note"] = note;
   summary["engine"] = s.engine->name();
   summary["synchronous"] = s.method->synchronous();
   return summary;

@@ -21,11 +21,13 @@
 //               groups of step 2 when the frequency is != 1).
 //   sequential  the row standing for grid step k = step mod K (StepGrid, K steps): the trace as
 //               recorded, wrapping; every worker at one step reads the same recorded step.
-//   block       moving blocks of L grid steps: step t lies in block b = ⌊t / L⌋ at offset
-//               t − b·L; the block starts at grid step s_b, uniform on [0, K − L], drawn from
+//   block       circular moving blocks of L grid steps (Politis and Romano's circular block
+//               bootstrap): step t lies in block b = ⌊t / L⌋ at offset t − b·L and replays grid
+//               step (s_b + t − b·L) mod K, with s_b uniform on [0, K) drawn from
 //               Rng(seed, "trace_blocks", b), the same for every worker. So it keeps which workers
-//               were slow together and for how long (up to L steps), and draws nothing from the
-//               worker's Rng.
+//               were slow together and for how long (up to L steps); wrapping around the end makes
+//               every recorded step equally likely (a plain moving-block bootstrap replays the
+//               first and last L steps less often). It draws nothing from the worker's Rng.
 
 #include "pacer/timing/trace.h"
 
@@ -171,8 +173,8 @@ class TraceModel : public TimingModel {
 
   std::string describe() const override {
     if (options_.replay != Replay::kBlock) return "";
-    return fmt::format("block replay: moving blocks of {} of the trace's {} steps", block_note(),
-                       grid_.size());
+    return fmt::format("block replay: circular moving blocks of {} of the trace's {} steps",
+                       block_note(), grid_.size());
   }
 
  private:
@@ -202,8 +204,9 @@ class TraceModel : public TimingModel {
     const int64_t length = options_.block_length;
     const int64_t block = floor_div(step, length);
     Rng starts(options_.seed, "trace_blocks", static_cast<uint64_t>(block));
-    const uint64_t start = starts.uniform_int(grid_.size() - static_cast<size_t>(length) + 1);
-    return static_cast<size_t>(start + static_cast<uint64_t>(step - block * length));
+    const uint64_t start = starts.uniform_int(grid_.size());
+    return static_cast<size_t>((start + static_cast<uint64_t>(step - block * length)) %
+                               grid_.size());
   }
   std::string block_note() const {
     return options_.block_note.empty()

@@ -84,8 +84,8 @@ StepGrid step_grid(const DurationTrace& trace);
 // Every worker needs at least one row.
 std::vector<double> unit_costs(const DurationTrace& trace);
 
-// The automatic block length of a moving-block bootstrap over the trace's steps (Politis and
-// White 2004, with the correction of Patton, Politis and White 2009): for each worker the
+// The automatic block length of a (circular) moving-block bootstrap over the trace's steps (Politis
+// and White 2004, with the correction of Patton, Politis and White 2009): for each worker the
 // optimal block length of its series of per-unit durations in step order, and the largest over
 // workers (the longest-lasting slowness must survive the resampling), at least 1 and at most
 // max(1, K/3) for K steps. A constant series asks for 1.
