@@ -36,6 +36,8 @@ constexpr double kTolerance = 1e-9;
 // less, the normal jitter would collapse onto a few rows (its likelihood grows without bound as σ
 // shrinks), so the fit takes every row as delayed (q = 1) instead.
 constexpr double kMinBaseShare = 0.01;
+// A gap within this fraction of a multiple of the smallest gap is a multiple of it (jitter_floor).
+constexpr double kTickSlack = 0.01;
 // The gain in log-likelihood a worker's slow state must bring (three more parameters: AIC).
 constexpr double kSlowStateGain = 3;
 
@@ -599,12 +601,17 @@ bool drop_weak_slow_states(const Covered& c, ChainParams& p) {
 double jitter_floor(const std::vector<const std::vector<double>*>& rows) {
   std::vector<double> all;
   for (const std::vector<double>* r : rows) all.insert(all.end(), r->begin(), r->end());
+  if (all.empty()) return kResolution;
   std::sort(all.begin(), all.end());
-  double tick = kInf;
+  std::vector<double> gaps;  // between consecutive distinct rows
   for (size_t j = 1; j < all.size(); ++j) {
-    if (all[j] > all[j - 1] * (1 + kResolution)) tick = std::min(tick, all[j] - all[j - 1]);
+    if (all[j] > all[j - 1] * (1 + kResolution)) gaps.push_back(all[j] - all[j - 1]);
   }
-  if (all.empty() || tick == kInf) return kResolution;
+  if (gaps.empty()) return kResolution;
+  const double tick = *std::min_element(gaps.begin(), gaps.end());
+  size_t multiples = 0;
+  for (double g : gaps) multiples += std::abs(g / tick - std::round(g / tick)) <= kTickSlack;
+  if (2 * multiples < gaps.size()) return kResolution;  // continuous rows: no tick
   return std::max(kResolution, tick / (std::sqrt(12.0) * all[all.size() / 2]));
 }
 

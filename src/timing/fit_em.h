@@ -25,10 +25,12 @@ struct Covered {
 };
 
 // The smallest relative jitter σ that rows timed like `rows` can resolve: max(kResolution,
-// tick / (√12 · median)), where the tick is the smallest positive gap between two distinct rows
-// (a timer's resolution when it is coarse, far below kResolution·x otherwise) and tick/√12 the
-// standard deviation of rounding to it. Without it the normal jitter of the straggler families
-// could shrink onto the rows that tie at one tick, and the likelihood grow without bound.
+// tick / (√12 · median)) when the rows are on a timer's ticks, else kResolution. The tick is the
+// smallest gap between two consecutive distinct rows, and the rows are on ticks when at least half
+// of those gaps are multiples of it (within 1 %; continuous rows put about 2 % there by chance);
+// tick/√12 is the standard deviation of rounding to it. Without it the normal jitter of the
+// straggler families could shrink onto the rows that tie at one tick, and the likelihood grow
+// without bound.
 double jitter_floor(const std::vector<const std::vector<double>*>& rows);
 
 // Each sets the family's parameters (tau one entry per covered worker), fits, note,

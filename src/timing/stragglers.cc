@@ -135,7 +135,7 @@ void co_occurrence(const DurationTrace& trace, const StepGrid& grid, StragglerAn
     if (present < 2) continue;
     ++a.shared_steps;
     both += slow >= 2;
-    independent += 1 - none - one;
+    independent += std::max(0.0, 1 - none - one);
   }
   if (a.shared_steps == 0) return;
   a.co_occurrence = both / static_cast<double>(a.shared_steps);

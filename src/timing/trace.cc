@@ -11,8 +11,9 @@
 //      Rows <= M are kept, so M is also the median of the transformed rows.
 //   4. A trace with time (a step or units column) splits each row into the worker's per-unit
 //      compute c_i (unit_costs of the transformed rows) and the job's delay d = its seconds −
-//      units·c_i. A replayed job of u units then takes max(u·c_i + d, u·x_min,i) (x_min,i the
-//      worker's smallest row: a negative delay never makes a job faster than the worker ever was).
+//      units·c_i. A replayed job of u units then takes max(u·c_i + d, u·min(c_i, x_min,i))
+//      (x_min,i the worker's smallest row per unit: a negative delay, a row below the typical
+//      compute, never makes a job faster per unit than the worker ever was, nor zero).
 //      A classic trace's row replays as u·d: everything scales with the job's work.
 // Choosing the row of a job of worker i tagged `step`:
 //   order       the worker's rows in order (file order; step order with a step column),
@@ -72,7 +73,7 @@ struct WorkerRows {
   // Seconds of a job of `units` that replays row r.
   double job(size_t r, double units) const {
     if (delays.empty()) return units * rows[r];
-    return std::max(units * cost + delays[r], units * fastest);
+    return std::max(units * cost + delays[r], units * std::min(cost, fastest));
   }
 };
 

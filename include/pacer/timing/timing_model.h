@@ -108,7 +108,8 @@ struct CommModel {
 //             of timing/trace.h (automatic_block_length), stated in summary.json (timing_note).
 //   A trace with a step or units column replays a job of u units as u·c_i + d (c_i the worker's
 //   per-unit compute, timing/trace.h: unit_costs; d the chosen row's seconds minus its units·c_i),
-//   so delays do not scale with the work; a classic "worker,duration" trace replays u·row.
+//   never below u·min(c_i, the worker's smallest row), so delays do not scale with the work; a
+//   classic "worker,duration" trace replays u·row.
 //   straggler_slowdown > 0, default 1. Every row d > M becomes M + straggler_slowdown·(d − M)
 //             and rows <= M are unchanged, so 2 doubles every excess over the typical duration
 //             (a persistently slow worker's as well as a transient straggler's). It applies in
