@@ -182,7 +182,8 @@ bool is_jobs_csv(const std::string& path);
 
 // Per worker, the synchronous steps it decided according to a jobs.csv: for each tag, the worker
 // whose used job of that tag was delivered last (a synchronous step closes on the last reply it
-// needs). `workers` entries; tags without a used job count for no one. `steps` is set to the
+// needs; of equal times, the earlier row). `workers` entries; tags without a used job count for
+// no one. `steps` is set to the
 // number of tags counted. Meaningless for an asynchronous run, whose tags are update counts.
 std::vector<int64_t> decided_from_jobs(const std::vector<JobRecord>& jobs, int workers,
                                        int64_t& steps);
