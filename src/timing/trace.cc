@@ -174,8 +174,8 @@ class TraceModel : public TimingModel {
 
   std::string describe() const override {
     if (options_.replay != Replay::kBlock) return "";
-    return fmt::format("block replay: circular moving blocks of {} of the trace's {} steps",
-                       block_note(), grid_.size());
+    return fmt::format("block replay of the trace's {} steps: circular moving blocks of {}",
+                       grid_.size(), block_note());
   }
 
  private:

@@ -90,7 +90,7 @@ TEST(CliStragglers, ARunFolderNamesTheChronicWorkersAndWritesTheReport) {
       " --set timing.replay=block --set max_steps=50 --out " + dir.file("replay"));
   ASSERT_EQ(replay.exit_code, 0) << replay.output;
   const nlohmann::json summary = nlohmann::json::parse(read_text(dir.file("replay/summary.json")));
-  EXPECT_NE(summary.value("timing_note", "").find("block replay: circular moving blocks of "),
+  EXPECT_NE(summary.value("timing_note", "").find("steps: circular moving blocks of "),
             std::string::npos)
       << summary.dump();
 }

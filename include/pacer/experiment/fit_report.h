@@ -12,8 +12,8 @@ namespace pacer {
 // The text pacer fit prints: one line on the trace, the persistence verdict, the slow workers
 // (timing/stragglers.h: chronic and one-off, with how much slower, the workers slower throughout,
 // the workers persistent_stragglers gives a slow state), co-occurrence, the block length, the
-// ranking of the chosen τ scope (one line per family: rank, k, AIC, ΔAIC to the best, KS, parameters or why it
-// does not fit), and the [timing] table of the best fit. Pure.
+// ranking of the chosen τ scope (one line per family: rank, k, AIC, ΔAIC to the best, KS,
+// parameters or why it does not fit), and the [timing] table of the best fit. Pure.
 std::string fit_summary(const DurationTrace& trace, const TraceFit& fit);
 
 // fit.md: the summary's content as Markdown, with the other τ scope's ranking, each worker's own
