@@ -108,9 +108,9 @@ std::string straggler_lines(const StragglerAnalysis& a, const TraceFit& fit) {
   for (const WorkerStragglers& w : a.workers) {
     if (w.kind == StragglerKind::kChronic) {
       chronic.push_back(fmt::format(
-          "{} (slow on {:.1f} % of its rows at {:.2f} × M, in spells of {:.1f} rows; lag-1 "
-          "autocorrelation {})",
-          w.worker, 100 * w.slow_share, w.slowdown, w.mean_spell,
+          "{} (slow on {:.1f} % of its rows at {:.2f} × M, in spells of {:.1f} rows, the longest "
+          "{}; lag-1 autocorrelation {})",
+          w.worker, 100 * w.slow_share, w.slowdown, w.mean_spell, w.longest_spell,
           std::isnan(w.autocorrelation) ? "-" : fmt::format("{:.2f}", w.autocorrelation)));
     } else if (w.kind == StragglerKind::kOneOff) {
       one_off.push_back(std::to_string(w.worker));
