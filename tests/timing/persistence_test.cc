@@ -220,13 +220,23 @@ TEST(PersistentTrace, BlockReplayKeepsDgdStepTimesWhereBootstrapDoesNot) {
 }
 
 TEST(PersistentTrace, StragglerAnalysisNamesTheSlowWorkersChronic) {
-  const StragglerAnalysis a = analyze_stragglers(draw(spells_table()));
+  const DurationTrace trace = draw(spells_table());
+  const StragglerAnalysis a = analyze_stragglers(trace);
   EXPECT_EQ(a.chronic(), (std::vector<int>{kSlowA, kSlowB}));
   for (int i : {kSlowA, kSlowB}) {
     // Their slow rows are 3τ(1 + σZ) against M ≈ τ: the median ratio is 3 within the jitter's
     // spread of the median (σ, a generous bound on the error of a median of hundreds of rows).
     EXPECT_NEAR(a.workers[i].slowdown, kSlowdown, kSlowdown * kJitter) << i;
-    EXPECT_GT(a.workers[i].mean_spell, 10) << i;  // spells of 50 steps, not one-offs
+    // Without hiccups the slow rows (above 1.5 M) are exactly the slow-state rows (above 2τ), so
+    // the spells are the chain's own.
+    double slow = 0, spells = 0;
+    for (int t = 0; t < kSteps; ++t) {
+      const bool s = trace.rows[i][t] > 2 * kTau;
+      slow += s;
+      spells += s && (t == 0 || trace.rows[i][t - 1] <= 2 * kTau);
+    }
+    EXPECT_EQ(a.workers[i].slow_spells, spells) << i;
+    EXPECT_DOUBLE_EQ(a.workers[i].mean_spell, slow / spells) << i;
   }
   // The two share a host: every slow step has both, so co-occurrence is their slow share (about
   // 1/3), far above the (1/3)² of independent workers.
@@ -246,6 +256,8 @@ TEST(PersistentTrace, IidHiccupsAreNamedNoneChronic) {
   EXPECT_TRUE(a.chronic().empty());
   for (const WorkerStragglers& w : a.workers) {
     EXPECT_EQ(w.kind, StragglerKind::kOneOff) << w.worker;
+    // Independent slow rows (p ≈ 0.04) come in spells of mean 1/(1 − p) ≈ 1.04 rows; 1.5 is
+    // more than ten standard errors of a mean over about 80 spells away.
     EXPECT_LT(w.mean_spell, 1.5) << w.worker;
   }
 }

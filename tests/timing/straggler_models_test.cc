@@ -137,6 +137,9 @@ TEST(CommonShock, ShockStepsDelayManyWorkersAtOnce) {
       }
     }
   }
+  // Rows of one step share its shock, so their delays are correlated: the variance of a share
+  // over steps of m rows is at most m times the binomial one (the design effect 1 + (m − 1)ρ,
+  // ρ <= 1); kWorkers bounds m.
   const double p = 0.1 * 0.8;
   const double n = (kWorkers - 1.0) * kSteps;
   EXPECT_NEAR(delayed / n, p, kSigmas * std::sqrt(p * (1 - p) / n * kWorkers));
