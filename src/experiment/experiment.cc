@@ -332,6 +332,7 @@ nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
   summary["parameters"] = objective.dim();
   summary["data"] = s.problem->data.train.name;
   summary["timing"] = s.timing->name();
+  if (const std::string note = s.timing->describe(); !note.empty()) summary["timing_note"] = note;
   summary["engine"] = s.engine->name();
   summary["clock"] = clock_name(engine.wall_clock() ? Clock::kWall : Clock::kSimulated);
   summary["synchronous"] = s.method->synchronous();

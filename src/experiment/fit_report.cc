@@ -17,6 +17,7 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/experiment/figure_data.h"
+#include "pacer/timing/stragglers.h"
 
 namespace pacer {
 namespace {
@@ -30,8 +31,34 @@ constexpr size_t kTailPoints = 200;
 
 // ---- Text. ----
 
-// A τ list in a ranking line: in full up to 6 workers, else its range.
+// The workers persistent_stragglers gives a slow state, as "3 (3.01×, spells of 48.2 steps)".
+std::vector<std::string> slow_states(const ModelFit& fit) {
+  std::vector<std::string> out;
+  if (fit.family != TimingFamily::kPersistentStragglers || !fit.fits) return out;
+  for (size_t w = 0; w < fit.tau.size(); ++w) {
+    if (fit.p_slow[w] == 0) continue;
+    out.push_back(fmt::format("{} ({:.3g}×, slow {:.1f} % of the time in spells of {:.1f} steps)",
+                              w, fit.slowdown[w], 100 * fit.straggle_probability(w),
+                              1 / fit.p_recover[w]));
+  }
+  return out;
+}
+
+// A τ list in a ranking line: in full up to 6 workers, else its range; persistent_stragglers'
+// chains by the workers that have a slow state.
 std::string short_parameters(const ModelFit& fit) {
+  if (fit.family == TimingFamily::kPersistentStragglers && fit.fits) {
+    const auto [low, high] = std::minmax_element(fit.tau.begin(), fit.tau.end());
+    std::vector<std::string> slow;
+    for (size_t w = 0; w < fit.tau.size(); ++w) {
+      if (fit.p_slow[w] > 0) slow.push_back(std::to_string(w));
+    }
+    return fmt::format(
+        "tau {:.6g}{}; slow state on {}; jitter = {:.4g}", *low,
+        *high > *low ? fmt::format(" to {:.6g}", *high) : "",
+        slow.empty() ? "no worker" : "workers " + fmt::format("{}", fmt::join(slow, ", ")),
+        fit.jitter);
+  }
   if (fit.scope == TauScope::kShared || fit.tau.size() <= 6) return fit.describe();
   const auto [low, high] = std::minmax_element(fit.tau.begin(), fit.tau.end());
   std::string text = fit.describe();
@@ -72,6 +99,53 @@ std::string describe_trace(const DurationTrace& trace) {
                                              : fmt::format("{} to {} per worker", low, high);
   return fmt::format("{}: {} worker{}, {} rows ({})", trace.source, trace.workers(),
                      trace.workers() == 1 ? "" : "s", trace.size(), per_worker);
+}
+
+// The straggler analysis in a few lines: the slow workers named with how much slower they are,
+// chronic or one-off, the workers slower throughout, co-occurrence and the block length.
+std::string straggler_lines(const StragglerAnalysis& a, const TraceFit& fit) {
+  std::vector<std::string> chronic, one_off, slower;
+  for (const WorkerStragglers& w : a.workers) {
+    if (w.kind == StragglerKind::kChronic) {
+      chronic.push_back(fmt::format(
+          "{} (slow on {:.1f} % of its rows at {:.2f} × M, in spells of {:.1f} rows, the longest "
+          "{}; lag-1 autocorrelation {})",
+          w.worker, 100 * w.slow_share, w.slowdown, w.mean_spell, w.longest_spell,
+          std::isnan(w.autocorrelation) ? "-" : fmt::format("{:.2f}", w.autocorrelation)));
+    } else if (w.kind == StragglerKind::kOneOff) {
+      one_off.push_back(std::to_string(w.worker));
+    }
+    if (w.relative_median >= kSlowFactor) {
+      slower.push_back(fmt::format("{} ({:.2f} × M)", w.worker, w.relative_median));
+    }
+  }
+  std::string text = fmt::format(
+      "slow workers (a row is slow above {} × M, M = {:.6g} the median row): chronic: {}; one-off: "
+      "{}\n",
+      kSlowFactor, a.median, chronic.empty() ? "none" : fmt::format("{}", fmt::join(chronic, "; ")),
+      one_off.empty() ? "none" : "workers " + fmt::format("{}", fmt::join(one_off, ", ")));
+  if (!slower.empty()) {
+    text += fmt::format("slower throughout (median above {} × M): workers {}\n", kSlowFactor,
+                        fmt::join(slower, ", "));
+  }
+  for (const ModelFit& m : fit.pooled) {
+    if (m.family != TimingFamily::kPersistentStragglers || m.scope != fit.scope) continue;
+    const std::vector<std::string> states = slow_states(m);
+    if (!states.empty()) {
+      text += fmt::format("persistent_stragglers gives a slow state to workers {}\n",
+                          fmt::join(states, "; "));
+    }
+  }
+  if (a.shared_steps > 0) {
+    text += fmt::format(
+        "co-occurrence: {:.1f} % of the {} steps have two or more slow workers ({:.1f} % if each "
+        "straggled independently at its own rate)\n",
+        100 * a.co_occurrence, a.shared_steps, 100 * a.co_occurrence_independent);
+  }
+  text +=
+      fmt::format("a block replay of this trace (timing.replay = \"block\") uses blocks of {}\n",
+                  a.block.describe());
+  return text;
 }
 
 // The fits of `order` (indices into fits) as ranking lines.
@@ -199,6 +273,13 @@ std::string csv_quoted(const std::string& text) {
   return out + "\"";
 }
 
+// Numbers separated by spaces (a per-worker list in one cell).
+std::string spaced(const std::vector<double>& values) {
+  std::vector<std::string> cells;
+  for (double v : values) cells.push_back(fmt::format("{:.9g}", v));
+  return fmt::format("{}", fmt::join(cells, " "));
+}
+
 std::string shape_cell(const ModelFit& m, TimingFamily family, double value) {
   return m.family == family ? csv_number(value) : "";
 }
@@ -215,15 +296,21 @@ std::string csv_rows(const std::vector<ModelFit>& fits, const std::string& scope
     const ModelFit& m = fits[i];
     std::vector<std::string> tau;
     for (double t : m.tau) tau.push_back(fmt::format("{:.9g}", t));
-    const bool rs = m.family == TimingFamily::kRandomStragglers;
+    const bool delays =
+        m.family == TimingFamily::kRandomStragglers || m.family == TimingFamily::kCommonShock;
+    const bool chains = m.family == TimingFamily::kPersistentStragglers;
     text += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", scope, worker,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", scope, worker,
         family_name(m.family), scope_name(m.scope), m.fits ? "yes" : "no", m.parameters,
         csv_number(m.log_likelihood), csv_number(m.aic), m.fits ? csv_number(m.aic - best) : "",
         m.fits ? std::to_string(rank[i]) : "", m.fits ? csv_number(m.ks) : "", fmt::join(tau, " "),
         shape_cell(m, TimingFamily::kShiftedExponential, m.lambda),
-        shape_cell(m, TimingFamily::kPareto, m.alpha), rs ? csv_number(m.q) : "",
-        rs ? csv_number(m.delay_mean) : "", csv_quoted(m.note));
+        shape_cell(m, TimingFamily::kPareto, m.alpha), delays ? csv_number(m.q) : "",
+        delays ? csv_number(m.delay_mean) : "", csv_quoted(m.note),
+        delays || chains ? csv_number(m.jitter) : "",
+        shape_cell(m, TimingFamily::kCommonShock, m.shock_probability),
+        shape_cell(m, TimingFamily::kCommonShock, m.shock_share), spaced(m.slowdown),
+        spaced(m.p_slow), spaced(m.p_recover));
   }
   return text;
 }
@@ -441,9 +528,10 @@ bool render_figure(const std::string& dir) {
 
 std::string fit_summary(const DurationTrace& trace, const TraceFit& fit) {
   return fmt::format(
-      "trace {}\n{}\nranking ({}; by AIC = 2k - 2 log L, lower is better; KS = distance of the "
+      "trace {}\n{}\n{}ranking ({}; by AIC = 2k - 2 log L, lower is better; KS = distance of the "
       "fitted to the measured CDF):\n{}{}\n\n{}",
-      describe_trace(trace), verdict(trace, fit.persistence), scope_words(fit.scope),
+      describe_trace(trace), verdict(trace, fit.persistence),
+      straggler_lines(analyze_stragglers(trace), fit), scope_words(fit.scope),
       ranking_lines(fit.pooled, fit.ranking), adequacy(trace, fit), timing_table(fit.best()));
 }
 
@@ -454,6 +542,10 @@ std::string fit_markdown(const DurationTrace& trace, const TraceFit& fit,
       fmt::format("# Timing models fitted to {}\n\n{}.\n\n", trace.source, describe_trace(trace));
   text += fmt::format("**Verdict.** {}.\n\n**Fit.** {}.\n\n", verdict(trace, fit.persistence),
                       adequacy(trace, fit));
+  text += fmt::format(
+      "**Stragglers.**\n\n```\n{}```\n\n(pacer stragglers {} gives the full "
+      "per-worker report.)\n\n",
+      straggler_lines(analyze_stragglers(trace), fit), trace.source);
   text +=
       fmt::format("**Recommended:** {} with {}. Paste into a config:\n\n```toml\n{}```\n\n",
                   family_name(fit.best().family), scope_words(fit.scope), timing_table(fit.best()));
@@ -487,7 +579,7 @@ std::string fit_markdown(const DurationTrace& trace, const TraceFit& fit,
 std::string fit_csv(const TraceFit& fit) {
   std::string text =
       "scope,worker,model,tau_scope,fits,k,log_likelihood,aic,delta_aic,rank,ks,tau,lambda,alpha,"
-      "q,delay_mean,note\n";
+      "q,delay_mean,note,jitter,shock_probability,shock_share,slowdown,p_slow,p_recover\n";
   for (TauScope scope : {TauScope::kShared, TauScope::kPerWorker}) {
     std::vector<ModelFit> fits;
     for (const ModelFit& m : fit.pooled) {

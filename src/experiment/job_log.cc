@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "pacer/core/error.h"
@@ -433,7 +434,7 @@ std::vector<JobRecord> read_jobs_csv(const std::string& path) {
 
 JobsTrace trace_from_jobs_csv(const std::string& path) {
   JobsTrace trace;
-  trace.csv = "worker,duration\n";
+  trace.csv = "worker,duration,step,units\n";
   std::vector<double> overheads;  // delivered − assigned − compute_time, per job
   size_t row = 1;                 // the header
   for (const JobRecord& job : read_jobs_csv(path)) {
@@ -443,8 +444,8 @@ JobsTrace trace_from_jobs_csv(const std::string& path) {
       fail("{}:{}: a delivered job needs its delivered time, units > 0 and compute_time > 0", path,
            row);
     }
-    fmt::format_to(std::back_inserter(trace.csv), "{},{}\n", job.worker,
-                   *job.compute_time / *job.units);
+    fmt::format_to(std::back_inserter(trace.csv), "{},{},{},{}\n", job.worker,
+                   *job.compute_time / *job.units, job.tag, *job.units);
     ++trace.jobs;
     overheads.push_back(std::max(0.0, *job.delivered - job.assigned - *job.compute_time));
   }
@@ -454,6 +455,24 @@ JobsTrace trace_from_jobs_csv(const std::string& path) {
   std::nth_element(overheads.begin(), overheads.begin() + overheads.size() / 2, overheads.end());
   trace.latency = overheads[overheads.size() / 2] / 2;
   return trace;
+}
+
+std::vector<int64_t> decided_from_jobs(const std::vector<JobRecord>& jobs, int workers,
+                                       int64_t& steps) {
+  std::map<int64_t, std::pair<double, int>> last;  // tag -> (delivered, worker)
+  for (const JobRecord& job : jobs) {
+    if (job.fate != JobFate::kUsed || !job.delivered) continue;
+    auto [it, inserted] = last.try_emplace(job.tag, *job.delivered, job.worker);
+    if (!inserted && *job.delivered > it->second.first) it->second = {*job.delivered, job.worker};
+  }
+  std::vector<int64_t> decided(workers, 0);
+  steps = 0;
+  for (const auto& [tag, entry] : last) {
+    if (entry.second >= workers) continue;
+    ++decided[entry.second];
+    ++steps;
+  }
+  return decided;
 }
 
 }  // namespace pacer

@@ -19,6 +19,7 @@
 #include <numeric>
 #include <utility>
 
+#include "fit_em.h"
 #include "models.h"
 #include "pacer/core/error.h"
 
@@ -38,41 +39,13 @@ struct GroupStats {
   double min = kInf, max = 0;
   double sum_log = 0;        // Σ log x
   double sum_log_ratio = 0;  // Σ log(x / min)
-  // Rows within the resolution of the minimum (x <= min·(1 + kResolution)).
-  double at_min = 0, sum_at_min = 0, sum_log_at_min = 0;
-  // The most rows that share any other value (up to the resolution).
-  double other_ties = 0;
   double mean() const { return sum / m; }
   bool ties() const { return max <= min * (1 + kResolution); }
-  // The atom of random_stragglers (fit.h): the rows at the minimum when they are at least two,
-  // at least kMinAtomShare of the rows and more than kAtomContrast times other_ties.
-  double atom_rows() const {
-    const bool atom =
-        at_min >= 2 && at_min >= kMinAtomShare * m && at_min > kAtomContrast * other_ties;
-    return atom ? at_min : 0;
-  }
 };
-
-// The largest number of rows of `sorted` that share a value (up to the resolution) other than
-// the first (the minimum's).
-double most_ties_above_minimum(const std::vector<double>& sorted) {
-  size_t most = 0;
-  size_t start = 0;
-  while (start < sorted.size() && sorted[start] <= sorted.front() * (1 + kResolution)) ++start;
-  for (size_t i = start; i < sorted.size();) {
-    size_t j = i;
-    while (j < sorted.size() && sorted[j] <= sorted[i] * (1 + kResolution)) ++j;
-    most = std::max(most, j - i);
-    i = j;
-  }
-  return static_cast<double>(most);
-}
 
 GroupStats stats_of(const std::vector<const std::vector<double>*>& parts) {
   GroupStats s;
-  std::vector<double> sorted;
   for (const std::vector<double>* rows : parts) {
-    sorted.insert(sorted.end(), rows->begin(), rows->end());
     for (double x : *rows) {
       s.m += 1;
       s.sum += x;
@@ -84,15 +57,8 @@ GroupStats stats_of(const std::vector<const std::vector<double>*>& parts) {
   for (const std::vector<double>* rows : parts) {
     for (double x : *rows) {
       s.sum_log_ratio += std::log(x / s.min);
-      if (x <= s.min * (1 + kResolution)) {
-        s.at_min += 1;
-        s.sum_at_min += x;
-        s.sum_log_at_min += std::log(x);
-      }
     }
   }
-  std::sort(sorted.begin(), sorted.end());
-  s.other_ties = most_ties_above_minimum(sorted);
   return s;
 }
 
@@ -194,31 +160,6 @@ ModelFit fit_pareto(const std::vector<GroupStats>& groups, ModelFit fit) {
   return fit;
 }
 
-ModelFit fit_random_stragglers(const std::vector<GroupStats>& groups, ModelFit fit) {
-  double atoms = 0, sum_log_atoms = 0, excess = 0;
-  for (const GroupStats& g : groups) {
-    fit.tau.push_back(g.min);
-    const double atom = g.atom_rows();
-    atoms += atom;
-    if (atom > 0) sum_log_atoms += g.sum_log_at_min;
-    excess += (g.sum - (atom > 0 ? g.sum_at_min : 0)) - (g.m - atom) * g.min;
-  }
-  const double n = total_rows(groups), delayed = n - atoms;
-  if (delayed == 0 || !(excess > 0)) {
-    return not_fitting(std::move(fit),
-                       "no delays: every row is at its worker's minimum (the fixed model)");
-  }
-  fit.fits = true;
-  fit.q = delayed / n;
-  fit.delay_mean = excess / delayed;
-  if (atoms == 0) fit.note = "no atom at the minimum: every job is delayed (q = 1)";
-  if (atoms > 0) {
-    fit.log_likelihood += atoms * (std::log(1 - fit.q) - kLogResolution) - sum_log_atoms;
-  }
-  fit.log_likelihood += delayed * (std::log(fit.q) - std::log(fit.delay_mean)) - delayed;
-  return fit;
-}
-
 int shape_parameters(TimingFamily family) {
   switch (family) {
     case TimingFamily::kFixed:
@@ -227,10 +168,9 @@ int shape_parameters(TimingFamily family) {
     case TimingFamily::kShiftedExponential:
     case TimingFamily::kPareto:
       return 1;
-    case TimingFamily::kRandomStragglers:
-      return 2;
+    default:
+      return 0;  // the EM families count their own (fit_em.h)
   }
-  return 0;
 }
 
 // The fit of `family` with a τ per group and the shape shared, before AIC and KS.
@@ -248,25 +188,41 @@ ModelFit fit_groups(TimingFamily family, TauScope scope, const std::vector<Group
       return fit_shifted_exponential(groups, std::move(fit));
     case TimingFamily::kPareto:
       return fit_pareto(groups, std::move(fit));
-    case TimingFamily::kRandomStragglers:
-      return fit_random_stragglers(groups, std::move(fit));
+    default:
+      PACER_CHECK(!"an EM family (fit_em.h)");
   }
   return fit;
 }
 
-// ---- Goodness of fit. ----
-
-// The atom of covered worker w, if the family has one: fixed at τ_w, random_stragglers at τ_w
-// when q < 1.
-bool has_atom(const ModelFit& fit) {
-  return fit.family == TimingFamily::kFixed ||
-         (fit.family == TimingFamily::kRandomStragglers && fit.q < 1);
+bool fitted_by_em(TimingFamily family) {
+  return family == TimingFamily::kRandomStragglers || family == TimingFamily::kCommonShock ||
+         family == TimingFamily::kPersistentStragglers;
 }
 
-// Row x of covered worker w, snapped onto the worker's atom when within its resolution.
+// The fit of an EM family to `covered`.
+ModelFit fit_em_family(TimingFamily family, TauScope scope, const fit_em::Covered& covered) {
+  ModelFit fit;
+  fit.family = family;
+  fit.scope = scope;
+  switch (family) {
+    case TimingFamily::kRandomStragglers:
+      return fit_em::fit_random_stragglers(covered, std::move(fit));
+    case TimingFamily::kCommonShock:
+      return fit_em::fit_common_shock(covered, std::move(fit));
+    default:
+      return fit_em::fit_persistent_stragglers(covered, std::move(fit));
+  }
+}
+
+// ---- Goodness of fit. ----
+
+// Row x of covered worker w, snapped onto the nearest of the worker's atoms when within its
+// resolution.
 double snapped(const ModelFit& fit, size_t w, double x) {
-  const double tau = fit.tau[w];
-  return has_atom(fit) && std::abs(x - tau) <= kResolution * tau ? tau : x;
+  for (double atom : fit.atoms(w)) {
+    if (std::abs(x - atom) <= kResolution * atom) return atom;
+  }
+  return x;
 }
 
 // KS distance of the rows of the covered workers (rows[w] for worker w) to the mixture
@@ -279,8 +235,9 @@ double mixture_ks(const ModelFit& fit, const std::vector<const std::vector<doubl
   }
   std::sort(values.begin(), values.end());
   const double n = static_cast<double>(values.size());
-  // Shared τ and shape: one CDF for all workers.
+  // Shared τ and shape: one CDF for all workers (persistent_stragglers has chains of its own).
   const bool one_cdf =
+      fit.family != TimingFamily::kPersistentStragglers &&
       std::all_of(fit.tau.begin(), fit.tau.end(), [&](double t) { return t == fit.tau.front(); });
   auto mixture = [&](double x, bool below) {
     if (one_cdf) return below ? fit.cdf_below(0, x) : fit.cdf(0, x);
@@ -320,23 +277,56 @@ std::vector<const std::vector<double>*> all_rows(const DurationTrace& trace) {
   return rows;
 }
 
+// The rows of every worker, τ grouped by `scope`, with the trace's steps (fit_em.h).
+fit_em::Covered cover_all(const DurationTrace& trace, TauScope scope) {
+  fit_em::Covered c;
+  const StepGrid grid = step_grid(trace);
+  c.steps.resize(grid.size());
+  for (int i = 0; i < trace.workers(); ++i) {
+    c.rows.push_back(&trace.rows[i]);
+    c.group.push_back(scope == TauScope::kShared ? 0 : i);
+    size_t k = 0;
+    for (size_t j = 0; j < trace.rows[i].size(); ++j) {
+      while (grid.steps[k] < trace.step(i, j)) ++k;
+      c.steps[k].emplace_back(i, j);
+    }
+  }
+  c.groups = scope == TauScope::kShared ? 1 : trace.workers();
+  c.sigma_floor = fit_em::jitter_floor(c.rows);
+  return c;
+}
+
 // The fit of `family` to every worker, in `scope`.
 ModelFit fit_pooled(TimingFamily family, TauScope scope, const DurationTrace& trace) {
   const std::vector<const std::vector<double>*> rows = all_rows(trace);
-  std::vector<GroupStats> groups;
-  if (scope == TauScope::kShared) {
-    groups.push_back(stats_of(rows));
+  ModelFit fit;
+  if (fitted_by_em(family)) {
+    fit = fit_em_family(family, scope, cover_all(trace, scope));
   } else {
-    for (const std::vector<double>* r : rows) groups.push_back(stats_of({r}));
+    std::vector<GroupStats> groups;
+    if (scope == TauScope::kShared) {
+      groups.push_back(stats_of(rows));
+    } else {
+      for (const std::vector<double>* r : rows) groups.push_back(stats_of({r}));
+    }
+    fit = fit_groups(family, scope, groups);
+    if (scope == TauScope::kShared) fit.tau.assign(rows.size(), fit.tau.front());
   }
-  ModelFit fit = fit_groups(family, scope, groups);
-  if (scope == TauScope::kShared) fit.tau.assign(rows.size(), fit.tau.front());
   finish(fit, rows);
   return fit;
 }
 
 ModelFit fit_worker(TimingFamily family, const std::vector<double>& rows) {
-  ModelFit fit = fit_groups(family, TauScope::kShared, {stats_of({&rows})});
+  ModelFit fit;
+  if (fitted_by_em(family)) {
+    fit_em::Covered c;
+    c.rows = {&rows};
+    c.group = {0};
+    c.sigma_floor = fit_em::jitter_floor(c.rows);
+    fit = fit_em_family(family, TauScope::kShared, c);
+  } else {
+    fit = fit_groups(family, TauScope::kShared, {stats_of({&rows})});
+  }
   finish(fit, {&rows});
   return fit;
 }
@@ -408,6 +398,31 @@ std::string toml_tau(const ModelFit& fit) {
   return fmt::format("[{}]", fmt::join(entries, ", "));
 }
 
+// `pairs`, then jitter when it is not 0.
+std::vector<std::pair<std::string, double>> with_jitter(
+    const ModelFit& fit, std::vector<std::pair<std::string, double>> pairs) {
+  if (fit.jitter > 0) pairs.emplace_back("jitter", fit.jitter);
+  return pairs;
+}
+
+// "1.0" or "[1.0, 2.0]": a per-worker list, or one number when every entry is equal.
+std::string toml_list(const std::vector<double>& values) {
+  if (std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); })) {
+    return toml_number(values.front());
+  }
+  std::vector<std::string> entries;
+  for (double v : values) entries.push_back(toml_number(v));
+  return fmt::format("[{}]", fmt::join(entries, ", "));
+}
+
+// persistent_stragglers' chains as key = value pairs of lists.
+std::vector<std::pair<std::string, std::string>> chains(const ModelFit& fit) {
+  if (fit.family != TimingFamily::kPersistentStragglers) return {};
+  return {{"slowdown", toml_list(fit.slowdown)},
+          {"p_slow", toml_list(fit.p_slow)},
+          {"p_recover", toml_list(fit.p_recover)}};
+}
+
 // The shape parameters as key = value pairs.
 std::vector<std::pair<std::string, double>> shape(const ModelFit& fit) {
   switch (fit.family) {
@@ -416,7 +431,14 @@ std::vector<std::pair<std::string, double>> shape(const ModelFit& fit) {
     case TimingFamily::kPareto:
       return {{"alpha", fit.alpha}};
     case TimingFamily::kRandomStragglers:
-      return {{"q", fit.q}, {"delay_mean", fit.delay_mean}};
+      return with_jitter(fit, {{"q", fit.q}, {"delay_mean", fit.delay_mean}});
+    case TimingFamily::kCommonShock:
+      return with_jitter(fit, {{"q", fit.q},
+                               {"delay_mean", fit.delay_mean},
+                               {"shock_probability", fit.shock_probability},
+                               {"shock_share", fit.shock_share}});
+    case TimingFamily::kPersistentStragglers:
+      return with_jitter(fit, {});
     default:
       return {};
   }
@@ -424,23 +446,19 @@ std::vector<std::pair<std::string, double>> shape(const ModelFit& fit) {
 
 }  // namespace
 
-size_t DurationTrace::size() const {
-  size_t n = 0;
-  for (const std::vector<double>& r : rows) n += r.size();
-  return n;
-}
-
-DurationTrace read_duration_trace(const std::string& path) {
-  DurationTrace trace;
-  trace.source = path;
-  trace.rows = timing::read_trace_rows(path, kMaxTraceWorkers, "trace");
-  if (trace.rows.empty()) fail("{}: the trace has a header but no rows", path);
+void check_fit_rows(const DurationTrace& trace) {
+  if (trace.rows.empty()) fail("{}: the trace has a header but no rows", trace.source);
   for (int i = 0; i < trace.workers(); ++i) {
     if (trace.rows[i].size() < kMinRowsPerWorker) {
       fail("{}: worker {} has {} rows; pacer fit needs at least {} rows for every worker 0..{}",
-           path, i, trace.rows[i].size(), kMinRowsPerWorker, trace.workers() - 1);
+           trace.source, i, trace.rows[i].size(), kMinRowsPerWorker, trace.workers() - 1);
     }
   }
+}
+
+DurationTrace read_duration_trace(const std::string& path) {
+  DurationTrace trace = read_trace_file(path, kMaxTraceWorkers, "trace");
+  check_fit_rows(trace);
   return trace;
 }
 
@@ -456,6 +474,10 @@ std::string_view family_name(TimingFamily family) {
       return "pareto";
     case TimingFamily::kRandomStragglers:
       return "random_stragglers";
+    case TimingFamily::kCommonShock:
+      return "common_shock";
+    case TimingFamily::kPersistentStragglers:
+      return "persistent_stragglers";
   }
   return "";
 }
@@ -479,19 +501,34 @@ double ModelFit::cdf(size_t w, double x) const {
     case TimingFamily::kPareto:
       return x <= t ? 0.0 : boost::math::cdf(boost::math::pareto_distribution<>(t, alpha), x);
     case TimingFamily::kRandomStragglers:
-      return x < t ? 0.0
-                   : (1 - q) +
-                         q * boost::math::cdf(
-                                 boost::math::exponential_distribution<>(1 / delay_mean), x - t);
+    case TimingFamily::kCommonShock: {
+      const double p = straggle_probability(w);
+      if (jitter == 0) {
+        if (x < t) return 0.0;
+        return (1 - p) +
+               p * boost::math::cdf(boost::math::exponential_distribution<>(1 / delay_mean), x - t);
+      }
+      const double s = jitter * t;
+      return (1 - p) * fit_em::normal_cdf(x, t, s) +
+             (p > 0 ? p * fit_em::emg_cdf(x, t, s, delay_mean) : 0.0);
+    }
+    case TimingFamily::kPersistentStragglers: {
+      const double share = slow_share[w], slow = slowdown[w] * t;
+      if (jitter == 0) return (1 - share) * (x >= t ? 1.0 : 0.0) + share * (x >= slow ? 1.0 : 0.0);
+      return (1 - share) * fit_em::normal_cdf(x, t, jitter * t) +
+             share * fit_em::normal_cdf(x, slow, jitter * slow);
+    }
   }
   return 0;
 }
 
 double ModelFit::cdf_below(size_t w, double x) const {
   PACER_CHECK(fits && w < tau.size());
-  // Only the atoms make P(X < x) differ from P(X <= x).
-  if (family == TimingFamily::kFixed) return x > tau[w] ? 1.0 : 0.0;
-  if (family == TimingFamily::kRandomStragglers && x <= tau[w]) return 0.0;
+  // Only the atoms make P(X < x) differ from P(X <= x): below each atom the CDF is its left
+  // limit, which the CDF just below the atom's location gives (no other atom is that close).
+  for (double atom : atoms(w)) {
+    if (x == atom) return cdf(w, std::nextafter(x, 0.0));
+  }
   return cdf(w, x);
 }
 
@@ -507,13 +544,44 @@ double ModelFit::mean(size_t w) const {
     case TimingFamily::kPareto:
       return alpha > 1 ? t * alpha / (alpha - 1) : kInf;
     case TimingFamily::kRandomStragglers:
-      return t + q * delay_mean;
+    case TimingFamily::kCommonShock:
+      return t + straggle_probability(w) * delay_mean;
+    case TimingFamily::kPersistentStragglers:
+      return t * (1 + straggle_probability(w) * (slowdown[w] - 1));
   }
   return 0;
 }
 
+double ModelFit::straggle_probability(size_t w) const {
+  switch (family) {
+    case TimingFamily::kRandomStragglers:
+      return q;
+    case TimingFamily::kCommonShock:
+      return q + (1 - q) * shock_probability * shock_share;
+    case TimingFamily::kPersistentStragglers:
+      return p_slow[w] + p_recover[w] > 0 ? p_slow[w] / (p_slow[w] + p_recover[w]) : 0.0;
+    default:
+      return 0;
+  }
+}
+
+std::vector<double> ModelFit::atoms(size_t w) const {
+  if (family == TimingFamily::kFixed) return {tau[w]};
+  if (jitter > 0) return {};
+  if (family == TimingFamily::kRandomStragglers || family == TimingFamily::kCommonShock) {
+    return straggle_probability(w) < 1 ? std::vector<double>{tau[w]} : std::vector<double>{};
+  }
+  if (family == TimingFamily::kPersistentStragglers) {
+    std::vector<double> at = {tau[w]};
+    if (slow_share[w] > 0) at.push_back(slowdown[w] * tau[w]);
+    return at;
+  }
+  return {};
+}
+
 std::string ModelFit::describe() const {
   std::string text = "tau = " + toml_tau(*this);
+  for (const auto& [key, value] : chains(*this)) text += fmt::format(" {} = {}", key, value);
   for (const auto& [key, value] : shape(*this))
     text += fmt::format(" {} = {}", key, toml_number(value));
   return text;
@@ -523,6 +591,12 @@ double ks_distance(const ModelFit& fit, size_t w, const std::vector<double>& row
   PACER_CHECK(fit.fits && w < fit.tau.size());
   ModelFit one = fit;
   one.tau = {fit.tau[w]};
+  if (fit.family == TimingFamily::kPersistentStragglers) {
+    one.slowdown = {fit.slowdown[w]};
+    one.p_slow = {fit.p_slow[w]};
+    one.p_recover = {fit.p_recover[w]};
+    one.slow_share = {fit.slow_share[w]};
+  }
   return mixture_ks(one, {&rows});
 }
 
@@ -551,6 +625,7 @@ std::string timing_table(const ModelFit& fit) {
   PACER_CHECK(!fit.tau.empty());
   std::string text =
       fmt::format("[timing]\nmodel = \"{}\"\ntau = {}\n", family_name(fit.family), toml_tau(fit));
+  for (const auto& [key, value] : chains(fit)) text += fmt::format("{} = {}\n", key, value);
   for (const auto& [key, value] : shape(fit))
     text += fmt::format("{} = {}\n", key, toml_number(value));
   return text;

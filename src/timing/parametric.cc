@@ -1,6 +1,9 @@
 // The models defined by a per-worker unit time τ_i and a distribution (DESIGN.md section 4).
 
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <mutex>
 #include <numbers>
 #include <numeric>
 #include <utility>
@@ -109,51 +112,155 @@ class NoisyLinearModel : public TauModel {
   }
 };
 
-// u·τ_i, plus an Exp(mean m) delay per job (not per unit) on the jobs that straggle: each job
-// with probability q, or (k > 0) the jobs of the k workers chosen for the job's step.
-class RandomStragglersModel : public TauModel {
+// The straggler models: random_stragglers, common_shock and persistent_stragglers are one model
+// whose parts are switched on by their options. A job of u units on worker i at step t takes
+//   base  = u·τ_i·J            J = 1 + σZ, Z ~ N(0, 1) redrawn while J <= 0 (σ = jitter <= 1/4,
+//                              so a redraw happens with probability Φ(−4) = 3.2e-5 at most)
+//   extra = base·(S_t − 1) + D S_t = the worker's slowdown when its host's chain is slow at t,
+//                              else 1; D = an Exp(delay_mean) delay (per job, whatever u) when
+//                              the job straggles: by chance with probability q (or, k > 0, when
+//                              the worker is among the k chosen for the step), or when t is a
+//                              shock step and the job is hit (probability shock_share).
+// Draws from the worker's Rng, in this order, whatever happens: a uniform (k = 0 only), an
+// exponential, a uniform when shocks are on, normals when σ > 0. Shared choices (the k chosen,
+// shock steps, the hosts' chains) derive from the run seed and the step alone.
+class StragglerModel : public TauModel {
  public:
-  RandomStragglersModel(std::vector<double> tau, const StragglerOptions& options)
-      : TauModel("random_stragglers", std::move(tau)), options_(options) {
+  StragglerModel(std::string name, std::vector<double> tau, const StragglerOptions& options,
+                 SpellOptions spells)
+      : TauModel(std::move(name), std::move(tau)), options_(options), spells_(std::move(spells)) {
     PACER_CHECK(options_.q >= 0 && options_.q <= 1);
     PACER_CHECK(options_.k >= 0 && options_.k <= num_workers());
     PACER_CHECK(options_.delay_mean >= 0);
+    PACER_CHECK(options_.jitter >= 0 && options_.jitter <= kMaxJitter);
+    PACER_CHECK(options_.shock_probability >= 0 && options_.shock_probability <= 1);
+    PACER_CHECK(options_.shock_share >= 0 && options_.shock_share <= 1);
+    if (!spells_.host.empty()) start_chains();
   }
 
-  // Every call draws the same numbers from `rng` (q mode: one uniform, then one exponential;
-  // k mode: one exponential) whether or not the job straggles, so a worker's later durations do
-  // not depend on which of its earlier jobs straggled.
   Duration compute_time(int worker, double units, int64_t step, Rng& rng) const override {
-    const double base = scaled(worker, units);
+    const double compute = scaled(worker, units);
     const bool by_chance = options_.k == 0 && rng.uniform() < options_.q;
     const double delay = rng.exponential(options_.delay_mean);
-    const bool straggles = options_.k > 0 ? chosen(worker, step) : by_chance;
-    return {base, straggles ? delay : 0.0};
+    const bool hit = options_.shock_probability > 0 && rng.uniform() < options_.shock_share;
+    const double base = compute * jitter_factor(rng);
+    const bool straggles =
+        (options_.k > 0 ? chosen(worker, step) : by_chance) || (hit && shock_step(step));
+    const double slowdown = slow(worker, step) ? spells_.slowdown[worker] : 1.0;
+    return {base, base * (slowdown - 1) + (straggles ? delay : 0.0)};
   }
 
-  // Mean of a ONE-unit job, τ_i + p·m with p = q (or k/n): the delay is per job, so a job of u
-  // units has mean u·τ_i + p·m, not u times this.
+  // The mean of a ONE-unit job: τ_i·E[J]·(1 + π_i(s_i − 1)) + p·m, with π_i the stationary share
+  // of slow steps of the worker's host and p the probability that a job is delayed,
+  // 1 − (1 − q)(1 − shock_probability·shock_share) (k/n instead of q when k > 0). The delay is
+  // per job, so a job of u units has mean u times the first term plus p·m.
   std::optional<double> mean_unit_time(int worker) const override {
-    const double p = options_.k > 0 ? static_cast<double>(options_.k) / num_workers() : options_.q;
-    return tau(worker) + p * options_.delay_mean;
+    const double chance =
+        options_.k > 0 ? static_cast<double>(options_.k) / num_workers() : options_.q;
+    const double p = 1 - (1 - chance) * (1 - options_.shock_probability * options_.shock_share);
+    double slowdown = 1;
+    if (!spells_.host.empty()) {
+      slowdown +=
+          stationary_slow(chain_owner_[spells_.host[worker]]) * (spells_.slowdown[worker] - 1);
+    }
+    return tau(worker) * jitter_mean() * slowdown + p * options_.delay_mean;
   }
 
  private:
-  // Whether `worker` is among the k stragglers of `step`: the first k entries of a Fisher-Yates
-  // shuffle of 0..n−1 drawn from Rng(seed, "stragglers", step), a pure function of (seed, step).
-  bool chosen(int worker, int64_t step) const {
-    Rng pick(options_.seed, "stragglers", static_cast<uint64_t>(step));
-    std::vector<int> order(num_workers());
-    std::iota(order.begin(), order.end(), 0);
-    for (int i = 0; i < options_.k; ++i) {
-      std::swap(order[i], order[i + pick.uniform_int(order.size() - i)]);
-      if (order[i] == worker) return true;
-    }
-    return false;
-  }
+  // One host's Markov chain, walked forward on demand (a pure function of the seed and the host,
+  // cached: compute_time asks for steps in nearly increasing order).
+  struct Chain {
+    int64_t step = -1;
+    bool slow = false;
+    Rng rng{0, "unused"};
+  };
+
+  double jitter_factor(Rng& rng) const;
+  double jitter_mean() const;
+  bool chosen(int worker, int64_t step) const;
+  bool shock_step(int64_t step) const;
+  bool slow(int worker, int64_t step) const;
+  double stationary_slow(int owner) const;
+  void start_chains();
 
   StragglerOptions options_;
+  SpellOptions spells_;
+  std::vector<int> chain_owner_;  // per host: its first worker, whose probabilities drive it
+  mutable std::mutex chains_mutex_;
+  mutable std::vector<Chain> chains_;  // per host
 };
+
+double StragglerModel::jitter_factor(Rng& rng) const {
+  if (options_.jitter == 0) return 1;
+  double j = 0;
+  while (!(j > 0)) j = 1 + options_.jitter * rng.normal();
+  return j;
+}
+
+// E[J] = 1 + σ·φ(1/σ)/Φ(1/σ), the mean of N(1, σ²) truncated to (0, ∞).
+double StragglerModel::jitter_mean() const {
+  if (options_.jitter == 0) return 1;
+  const boost::math::normal_distribution<double> z;
+  const double a = 1 / options_.jitter;
+  return 1 + options_.jitter * boost::math::pdf(z, a) / boost::math::cdf(z, a);
+}
+
+// Whether `worker` is among the k stragglers of `step`: the first k entries of a Fisher-Yates
+// shuffle of 0..n−1 drawn from Rng(seed, "stragglers", step), a pure function of (seed, step).
+bool StragglerModel::chosen(int worker, int64_t step) const {
+  Rng pick(options_.seed, "stragglers", static_cast<uint64_t>(step));
+  std::vector<int> order(num_workers());
+  std::iota(order.begin(), order.end(), 0);
+  for (int i = 0; i < options_.k; ++i) {
+    std::swap(order[i], order[i + pick.uniform_int(order.size() - i)]);
+    if (order[i] == worker) return true;
+  }
+  return false;
+}
+
+// Whether `step` is a shock step: Rng(seed, "shocks", step).uniform() < shock_probability.
+bool StragglerModel::shock_step(int64_t step) const {
+  return Rng(options_.seed, "shocks", static_cast<uint64_t>(step)).uniform() <
+         options_.shock_probability;
+}
+
+double StragglerModel::stationary_slow(int owner) const {
+  const double a = spells_.p_slow[owner], b = spells_.p_recover[owner];
+  return a + b > 0 ? a / (a + b) : 0.0;
+}
+
+void StragglerModel::start_chains() {
+  PACER_CHECK(spells_.host.size() == static_cast<size_t>(num_workers()));
+  const int hosts = *std::max_element(spells_.host.begin(), spells_.host.end()) + 1;
+  chain_owner_.assign(hosts, -1);
+  for (int i = 0; i < num_workers(); ++i) {
+    PACER_CHECK(spells_.host[i] >= 0);
+    if (chain_owner_[spells_.host[i]] < 0) chain_owner_[spells_.host[i]] = i;
+  }
+  chains_.resize(hosts);
+}
+
+// The state of the worker's host at `step` (steps before 0 are step 0). The chain starts at step
+// 0 from its stationary law (one uniform of Rng(seed, "slow_spells", host)) and moves once per
+// step (one uniform: a slow host recovers with probability p_recover, a normal one turns slow
+// with probability p_slow).
+bool StragglerModel::slow(int worker, int64_t step) const {
+  if (spells_.host.empty()) return false;
+  const int host = spells_.host[worker];
+  const int owner = chain_owner_[host];
+  if (owner < 0) return false;
+  const double a = spells_.p_slow[owner], b = spells_.p_recover[owner];
+  step = std::max<int64_t>(step, 0);
+  std::lock_guard<std::mutex> lock(chains_mutex_);
+  Chain& c = chains_[host];
+  if (c.step < 0 || c.step > step) {
+    c.rng = Rng(options_.seed, "slow_spells", static_cast<uint64_t>(host));
+    c.step = 0;
+    c.slow = c.rng.uniform() < stationary_slow(owner);
+  }
+  for (; c.step < step; ++c.step) c.slow = c.rng.uniform() < (c.slow ? 1 - b : a);
+  return c.slow;
+}
 
 }  // namespace
 
@@ -177,7 +284,28 @@ std::unique_ptr<TimingModel> make_noisy_linear(int workers) {
 }
 std::unique_ptr<TimingModel> make_random_stragglers(std::vector<double> tau,
                                                     const StragglerOptions& options) {
-  return std::make_unique<RandomStragglersModel>(std::move(tau), options);
+  PACER_CHECK(options.shock_probability == 0);
+  return std::make_unique<StragglerModel>("random_stragglers", std::move(tau), options,
+                                          SpellOptions{});
+}
+std::unique_ptr<TimingModel> make_common_shock(std::vector<double> tau,
+                                               const StragglerOptions& options) {
+  PACER_CHECK(options.k == 0);
+  return std::make_unique<StragglerModel>("common_shock", std::move(tau), options, SpellOptions{});
+}
+std::unique_ptr<TimingModel> make_persistent_stragglers(std::vector<double> tau,
+                                                        const StragglerOptions& options,
+                                                        SpellOptions spells) {
+  PACER_CHECK(options.k == 0);
+  const size_t n = tau.size();
+  PACER_CHECK(spells.slowdown.size() == n && spells.p_slow.size() == n &&
+              spells.p_recover.size() == n && spells.host.size() == n);
+  for (size_t i = 0; i < n; ++i) {
+    PACER_CHECK(spells.slowdown[i] >= 1 && spells.p_slow[i] >= 0 && spells.p_slow[i] <= 1 &&
+                spells.p_recover[i] >= 0 && spells.p_recover[i] <= 1);
+  }
+  return std::make_unique<StragglerModel>("persistent_stragglers", std::move(tau), options,
+                                          std::move(spells));
 }
 
 }  // namespace pacer::timing

@@ -1,86 +1,94 @@
 // Replayed compute times: timing.model = "trace".
 //
-// The file is a CSV with the header "worker,duration" and one row per recorded job: a worker
-// index in [0, n) and that job's duration in seconds per work unit (> 0). Blank lines are
-// skipped; a trailing '\r' (Windows line ends) is ignored.
-//
-// Preparing the rows, in this order (TraceOptions; the keys are described in timing_model.h):
+// The file is a trace (timing/trace.h): header "worker,duration", or with a step and/or units
+// column. Preparing the rows, in this order (TraceOptions; the keys are described in
+// timing_model.h):
 //   1. M = the median of all rows of all workers pooled (an even count takes the midpoint of
 //      the two middle rows).
 //   2. Classify (only when the straggler frequency is != 1): a row d is a straggler row when
 //      d > threshold·M, on the rows as read.
 //   3. Transform (only when the slowdown is != 1): every row d > M becomes M + slowdown·(d − M).
 //      Rows <= M are kept, so M is also the median of the transformed rows.
-// Replay "order": worker i replays its own rows in file order and starts again from its first
-// row when they run out. Replay "bootstrap": each job of worker i draws one of its rows uniformly
-// (reweighted between the two groups of step 2 when the frequency is != 1).
+//   4. A trace with time (a step or units column) splits each row into the worker's per-unit
+//      compute c_i (unit_costs of the transformed rows) and the job's delay d = its seconds −
+//      units·c_i. A replayed job of u units then takes max(u·c_i + d, u·min(c_i, x_min,i))
+//      (x_min,i the worker's smallest row per unit: a negative delay, a row below the typical
+//      compute, never makes a job faster per unit than the worker ever was, nor zero).
+//      A classic trace's row replays as u·d: everything scales with the job's work.
+// Choosing the row of a job of worker i tagged `step`:
+//   order       the worker's rows in order (file order; step order with a step column),
+//               cycling, one row per job.
+//   bootstrap   a uniform draw of the worker's rows from its Rng (reweighted between the two
+//               groups of step 2 when the frequency is != 1).
+//   sequential  the row standing for grid step k = step mod K (StepGrid, K steps): the trace as
+//               recorded, wrapping; every worker at one step reads the same recorded step.
+//   block       circular moving blocks of L grid steps (Politis and Romano's circular block
+//               bootstrap): step t lies in block b = ⌊t / L⌋ at offset t − b·L and replays grid
+//               step (s_b + t − b·L) mod K, with s_b uniform on [0, K) drawn from
+//               Rng(seed, "trace_blocks", b), the same for every worker. So it keeps which workers
+//               were slow together and for how long (up to L steps); wrapping around the end makes
+//               every recorded step equally likely (a plain moving-block bootstrap replays the
+//               first and last L steps less often). It draws nothing from the worker's Rng.
+
+#include "pacer/timing/trace.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <string_view>
 
 #include "models.h"
 #include "pacer/core/error.h"
+#include "pacer/core/stats.h"
 
 namespace pacer::timing {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
-}
-
-// Parses all of `text` as a T; false if it is not exactly one number.
-template <typename T>
-bool parse_number(std::string_view text, T& value) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
-
-double mean(const std::vector<double>& values) {
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
 
 // The median of all rows pooled; the midpoint of the two middle values for an even count.
 double pooled_median(const std::vector<std::vector<double>>& rows) {
   std::vector<double> all;
   for (const std::vector<double>& r : rows) all.insert(all.end(), r.begin(), r.end());
   PACER_CHECK(!all.empty());
-  const size_t half = all.size() / 2;
-  std::nth_element(all.begin(), all.begin() + half, all.end());
-  const double upper = all[half];
-  if (all.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(all.begin(), all.begin() + half);
-  return (lower + upper) / 2;
+  return median(std::move(all));
 }
 
-// One worker's rows, ready to replay: after the slowdown, and split for a reweighted bootstrap.
+// ⌊a / b⌋ and a − b·⌊a / b⌋ for b > 0, also for negative a.
+int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0)); }
+int64_t floor_mod(int64_t a, int64_t b) { return a - b * floor_div(a, b); }
+
+// One worker's rows, ready to replay: after the slowdown, split into compute and delay for a
+// trace with time, and grouped for a reweighted bootstrap.
 struct WorkerRows {
-  std::vector<double> rows;          // every row, transformed, in file order
-  std::vector<double> stragglers;    // the straggler rows, transformed (reweighted only)
-  std::vector<double> others;        // the other rows, transformed (reweighted only)
+  std::vector<double> rows;          // every row, transformed, in order (seconds per unit)
+  std::vector<double> delays;        // with time: each row's seconds − units·cost
+  double cost = 0;                   // with time: c_i, the per-unit compute
+  double fastest = 0;                // the smallest transformed row
+  std::vector<size_t> stragglers;    // indices of the straggler rows (reweighted only)
+  std::vector<size_t> others;        // indices of the other rows (reweighted only)
   double straggler_probability = 0;  // min(1, frequency·p_i), the chance a draw is a straggler
   // Whether draws choose a group first: a frequency != 1 and both groups non-empty.
   bool reweighted() const { return !stragglers.empty() && !others.empty(); }
+  // Seconds of a job of `units` that replays row r.
+  double job(size_t r, double units) const {
+    if (delays.empty()) return units * rows[r];
+    return std::max(units * cost + delays[r], units * std::min(cost, fastest));
+  }
 };
 
-// Prepares `raw` (one worker's rows as read) given the pooled median M: classifies on the raw
-// rows (when options.frequency != 1), then transforms (when options.slowdown != 1).
+// Steps 2 and 3 for one worker's rows as read, given the pooled median M.
 WorkerRows prepare_rows(const std::vector<double>& raw, double median,
                         const TraceOptions& options) {
   WorkerRows w;
-  for (const double d : raw) {
-    const double row =
-        options.slowdown != 1 && d > median ? median + options.slowdown * (d - median) : d;
-    w.rows.push_back(row);
+  for (size_t r = 0; r < raw.size(); ++r) {
+    const double d = raw[r];
+    w.rows.push_back(options.slowdown != 1 && d > median ? median + options.slowdown * (d - median)
+                                                         : d);
     if (options.frequency == 1) continue;
-    (d > options.threshold * median ? w.stragglers : w.others).push_back(row);
+    (d > options.threshold * median ? w.stragglers : w.others).push_back(r);
   }
+  w.fastest = *std::min_element(w.rows.begin(), w.rows.end());
   const double p = static_cast<double>(w.stragglers.size()) / static_cast<double>(raw.size());
   w.straggler_probability = std::min(1.0, options.frequency * p);
   if (!w.reweighted()) {
@@ -90,29 +98,48 @@ WorkerRows prepare_rows(const std::vector<double>& raw, double median,
   return w;
 }
 
-// A uniformly drawn entry of `values` (non-empty).
-double pick(const std::vector<double>& values, Rng& rng) {
-  return values[rng.uniform_int(values.size())];
+// Step 4: each worker's cost and delays, from the transformed rows.
+void split_delays(const DurationTrace& trace, std::vector<WorkerRows>& workers) {
+  DurationTrace transformed = trace;
+  for (size_t i = 0; i < workers.size(); ++i) transformed.rows[i] = workers[i].rows;
+  const std::vector<double> costs = unit_costs(transformed);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    WorkerRows& w = workers[i];
+    w.cost = costs[i];
+    for (size_t r = 0; r < w.rows.size(); ++r) {
+      const double units = trace.job_units(static_cast<int>(i), r);
+      w.delays.push_back(units * w.rows[r] - units * w.cost);
+    }
+  }
 }
 
 class TraceModel : public TimingModel {
  public:
-  TraceModel(std::vector<WorkerRows> workers, bool bootstrap)
-      : workers_(std::move(workers)), bootstrap_(bootstrap), next_(workers_.size(), 0) {}
+  TraceModel(std::vector<WorkerRows> workers, StepGrid grid, TraceOptions options)
+      : workers_(std::move(workers)),
+        grid_(std::move(grid)),
+        options_(options),
+        next_(workers_.size(), 0) {
+    if (options_.replay == Replay::kBlock) {
+      const int64_t steps = static_cast<int64_t>(grid_.size());
+      options_.block_length = std::clamp<int64_t>(options_.block_length, 1, steps);
+    }
+  }
   std::string name() const override { return "trace"; }
   int num_workers() const override { return static_cast<int>(workers_.size()); }
 
-  // Base 0, extra u·row. Order: consumes the worker's next row, drawing nothing from `rng`.
-  // Bootstrap: draws a row from `rng` (one uniform_int; reweighted, a uniform() first).
-  Duration compute_time(int worker, double units, int64_t, Rng& rng) const override {
+  // Base 0, extra the job's seconds. Order consumes the worker's next row; bootstrap draws from
+  // `rng` (one uniform_int; reweighted, a uniform() first); sequential and block draw nothing.
+  Duration compute_time(int worker, double units, int64_t step, Rng& rng) const override {
     PACER_CHECK(worker >= 0 && worker < num_workers());
     PACER_CHECK(units > 0);
-    const double per_unit = bootstrap_ ? draw(workers_[worker], rng) : replay(worker);
-    return {0.0, units * per_unit};
+    const WorkerRows& w = workers_[worker];
+    return {0.0, w.job(row_of(worker, step, rng), units)};
   }
 
-  // The replay positions, in both modes. Bootstrap has no position: its positions stay 0 and
-  // the draws' state lives in the worker's Rng, which the Rng's owner checkpoints.
+  // The replay positions (order mode; they stay 0 in the others, whose state is the worker's
+  // Rng, which its owner checkpoints, or none: sequential and block are pure functions of the
+  // seed and the step).
   void checkpoint(StateArchive& a) override {
     a.section("trace_model");
     a.expect(static_cast<int64_t>(workers_.size()), "workers");
@@ -123,30 +150,74 @@ class TraceModel : public TimingModel {
     }
   }
 
-  // Exactly the expectation of a draw: the mean of the (transformed) rows, or reweighted,
-  // q·mean(straggler rows) + (1 − q)·mean(other rows) with q = min(1, frequency·p_i).
+  // Exactly the expectation of a one-unit job: over the rows (order, bootstrap; reweighted,
+  // q·mean over straggler rows + (1 − q)·mean over the others), or over the grid's steps
+  // (sequential, block: every step is equally likely in the long run).
   std::optional<double> mean_unit_time(int worker) const override {
     const WorkerRows& w = workers_[worker];
-    if (!w.reweighted()) return mean(w.rows);
+    auto mean_over = [&](const auto& indices) {
+      double sum = 0;
+      for (const auto r : indices) sum += w.job(r, 1.0);
+      return sum / static_cast<double>(indices.size());
+    };
+    if (options_.replay == Replay::kBlock || options_.replay == Replay::kSequential) {
+      return mean_over(grid_.at[worker]);
+    }
+    if (!w.reweighted()) {
+      std::vector<size_t> all(w.rows.size());
+      std::iota(all.begin(), all.end(), 0);
+      return mean_over(all);
+    }
     const double q = w.straggler_probability;
-    return q * mean(w.stragglers) + (1 - q) * mean(w.others);
+    return q * mean_over(w.stragglers) + (1 - q) * mean_over(w.others);
+  }
+
+  std::string describe() const override {
+    if (options_.replay != Replay::kBlock) return "";
+    return fmt::format("block replay of the trace's {} steps: circular moving blocks of {}",
+                       grid_.size(), block_note());
   }
 
  private:
-  double replay(int worker) const {
-    const std::vector<double>& rows = workers_[worker].rows;
-    size_t& next = next_[worker];
-    const double per_unit = rows[next];
-    next = (next + 1) % rows.size();
-    return per_unit;
+  size_t row_of(int worker, int64_t step, Rng& rng) const {
+    const WorkerRows& w = workers_[worker];
+    switch (options_.replay) {
+      case Replay::kOrder: {
+        size_t& next = next_[worker];
+        const size_t row = next;
+        next = (next + 1) % w.rows.size();
+        return row;
+      }
+      case Replay::kBootstrap:
+        if (!w.reweighted()) return rng.uniform_int(w.rows.size());
+        return pick(rng.uniform() < w.straggler_probability ? w.stragglers : w.others, rng);
+      case Replay::kSequential:
+        return grid_.at[worker][floor_mod(step, static_cast<int64_t>(grid_.size()))];
+      case Replay::kBlock:
+        return grid_.at[worker][block_step(step)];
+    }
+    return 0;
   }
-  static double draw(const WorkerRows& w, Rng& rng) {
-    if (!w.reweighted()) return pick(w.rows, rng);
-    return pick(rng.uniform() < w.straggler_probability ? w.stragglers : w.others, rng);
+  static size_t pick(const std::vector<size_t>& indices, Rng& rng) {
+    return indices[rng.uniform_int(indices.size())];
+  }
+  size_t block_step(int64_t step) const {
+    const int64_t length = options_.block_length;
+    const int64_t block = floor_div(step, length);
+    Rng starts(options_.seed, "trace_blocks", static_cast<uint64_t>(block));
+    const uint64_t start = starts.uniform_int(grid_.size());
+    return static_cast<size_t>((start + static_cast<uint64_t>(step - block * length)) %
+                               grid_.size());
+  }
+  std::string block_note() const {
+    return options_.block_note.empty()
+               ? fmt::format("{} steps (timing.block_length)", options_.block_length)
+               : options_.block_note;
   }
 
   std::vector<WorkerRows> workers_;
-  bool bootstrap_;
+  StepGrid grid_;
+  TraceOptions options_;
   // Replay position of each worker (the row its next job consumes; order mode only).
   // compute_time advances it, so one TraceModel belongs to one run and is not safe to share
   // between threads.
@@ -155,70 +226,38 @@ class TraceModel : public TimingModel {
 
 }  // namespace
 
-std::vector<std::vector<double>> read_trace_rows(const std::string& path, int workers,
-                                                 std::string_view what) {
-  PACER_CHECK(workers > 0);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open the {}", path, what);
-
-  std::vector<std::vector<double>> rows;
-  std::string line;
-  bool header_seen = false;
-  for (int number = 1; std::getline(in, line); ++number) {
-    const std::string_view text = trim(line);
-    if (text.empty()) continue;
-    const size_t comma = text.find(',');
-    const std::string_view first = trim(text.substr(0, comma));
-    const std::string_view second =
-        comma == std::string_view::npos ? std::string_view() : trim(text.substr(comma + 1));
-    if (!header_seen) {
-      if (first != "worker" || second != "duration") {
-        fail("{}:{}: expected the header \"worker,duration\", got \"{}\"", path, number, text);
-      }
-      header_seen = true;
-      continue;
-    }
-    int64_t worker = 0;
-    if (!parse_number(first, worker)) {
-      fail("{}:{}: expected a worker index, got \"{}\"", path, number, first);
-    }
-    if (worker < 0 || worker >= workers) {
-      fail("{}:{}: worker index {} out of range: expected 0..{}", path, number, worker,
-           workers - 1);
-    }
-    double duration = 0;
-    if (!parse_number(second, duration) || !(duration > 0) || !std::isfinite(duration)) {
-      fail("{}:{}: expected a duration in seconds per work unit (a positive number), got \"{}\"",
-           path, number, second);
-    }
-    if (static_cast<size_t>(worker) >= rows.size()) rows.resize(worker + 1);
-    rows[worker].push_back(duration);
-  }
-  if (in.bad()) fail("{}: read error", path);
-  if (!header_seen) fail("{}: empty {}, expected the header \"worker,duration\"", path, what);
-  return rows;
-}
-
 std::unique_ptr<TimingModel> make_trace(const std::string& path, int workers,
                                         const TraceOptions& options) {
   PACER_CHECK(options.slowdown > 0 && options.frequency > 0 && options.threshold > 1);
-  PACER_CHECK(options.bootstrap || options.frequency == 1);
-  std::vector<std::vector<double>> rows =
-      read_trace_rows(path, workers, "timing trace (timing.file)");
-  rows.resize(workers);
+  PACER_CHECK(options.replay == Replay::kBootstrap || options.frequency == 1);
+  DurationTrace trace = read_trace_file(path, workers, "timing trace (timing.file)");
+  if (trace.workers() < workers) {
+    fail(
+        "{}: no rows for worker {} (every worker 0..{} needs at least one; the run has {} "
+        "workers)",
+        path, trace.workers(), workers - 1, workers);
+  }
   for (int i = 0; i < workers; ++i) {
-    if (rows[i].empty()) {
+    if (trace.rows[i].empty()) {
       fail(
           "{}: no rows for worker {} (every worker 0..{} needs at least one; the run has {} "
           "workers)",
           path, i, workers - 1, workers);
     }
   }
-  const double median = pooled_median(rows);
+  const double median = pooled_median(trace.rows);
   std::vector<WorkerRows> prepared;
-  for (const std::vector<double>& raw : rows)
+  for (const std::vector<double>& raw : trace.rows) {
     prepared.push_back(prepare_rows(raw, median, options));
-  return std::make_unique<TraceModel>(std::move(prepared), options.bootstrap);
+  }
+  if (trace.with_time()) split_delays(trace, prepared);
+  TraceOptions resolved = options;
+  if (resolved.replay == Replay::kBlock && resolved.block_length == 0) {
+    const BlockLength automatic = automatic_block_length(trace);
+    resolved.block_length = automatic.length;
+    resolved.block_note = automatic.describe();
+  }
+  return std::make_unique<TraceModel>(std::move(prepared), step_grid(trace), resolved);
 }
 
 }  // namespace pacer::timing

@@ -139,6 +139,59 @@ INSTANTIATE_TEST_SUITE_P(Methods, ResumeEveryMethod, ::testing::ValuesIn(kCases)
                            return name;
                          });
 
+// The timing models with state or with choices shared across workers: a trace replayed in order
+// (each worker's position), by bootstrap (the workers' streams), by blocks and sequentially (pure
+// functions of the seed and the step) from a trace with steps, persistent_stragglers (hosts'
+// chains, cached) and common_shock (shock steps). A synchronous and an asynchronous method each
+// (an asynchronous job's step is the update count). Killed at a checkpoint and resumed, the run
+// equals the uninterrupted one byte for byte.
+TEST(ResumeTimingModels, KilledAndResumedRunEqualsUninterruptedRun) {
+  TempDir dir;
+  std::string trace = "step,worker,duration\n";
+  Rng rows(2, "rows");
+  for (int k = 0; k < 40; ++k) {
+    for (int i = 0; i < 6; ++i) {
+      trace += std::to_string(k) + "," + std::to_string(i) + "," +
+               std::to_string(0.5 + rows.uniform() + (i < 2 && (k / 8) % 2 ? 2.0 : 0.0)) + "\n";
+    }
+  }
+  write_text(dir.file("trace.csv"), trace);
+  const std::string file = "model = \"trace\"\nfile = \"" + dir.file("trace.csv") + "\"\n";
+  const std::string tables[] = {
+      file,
+      file + "replay = \"bootstrap\"\n",
+      file + "replay = \"sequential\"\n",
+      file + "replay = \"block\"\n",
+      "model = \"persistent_stragglers\"\njitter = 0.1\np_slow = 0.1\np_recover = 0.2\n"
+      "host = [0, 0, 1, 2, 3, 3]\nq = 0.05\n",
+      "model = \"common_shock\"\nq = 0.02\nshock_probability = 0.2\njitter = 0.05\n",
+  };
+  int index = 0;
+  for (const std::string& timing : tables) {
+    for (const std::string method : {"dgd", "asgd"}) {
+      SCOPED_TRACE(method + ": " + timing);
+      std::string text = config_text(Case{method.c_str(), ""});
+      const size_t at = text.find("[timing]\n");
+      const size_t end = text.find('[', at + 1);
+      text = text.substr(0, at) + "[timing]\n" + timing + text.substr(end);
+      const std::string config = dir.file("run" + std::to_string(++index) + ".toml");
+      write_text(config, text);
+      const std::string whole = dir.file("whole" + std::to_string(index));
+      testing::CommandResult r =
+          run_pacer("run " + shell_quoted(config) + " --out " + shell_quoted(whole));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      const std::string out = dir.file("killed" + std::to_string(index));
+      r = killed_run(config, out, "checkpoint.renamed", 5);
+      ASSERT_NE(r.exit_code, 0) << "the crash point was not reached: " << r.output;
+      r = run_pacer("run --resume " + shell_quoted(out));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+      EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
+      EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
+    }
+  }
+}
+
 // A fixture with one killed run, for the refusals below.
 class ResumeRefusals : public ::testing::Test {
  protected:

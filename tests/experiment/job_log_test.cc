@@ -14,6 +14,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/experiment/experiment.h"
+#include "pacer/timing/trace.h"
 #include "test_util.h"
 
 namespace pacer {
@@ -110,6 +111,32 @@ TEST(JobLog, DgdNamesTheSlowWorkerAsDecisiveAndRecordsEveryJob) {
   EXPECT_EQ(per_worker, (std::map<int, int>{{0, 6}, {1, 6}, {2, 6}}));
   EXPECT_EQ(r.summary["jobs_csv"]["rows"], 18);
   EXPECT_EQ(r.summary["jobs_csv"]["complete"], true);
+}
+
+TEST(JobLog, ATraceOfTheJobsKeepsStepsAndUnitsAndTheDecisiveWorkers) {
+  // GC-CR with s = 1: every job is 2 units (2 s on workers 0 and 1, 6 s on worker 2), and each
+  // step closes on the fastest n − s = 2 replies, so worker 2's replies are late.
+  TempDir dir;
+  ASSERT_EQ(run(dir.path(), "name = \"gc-cr\"\ns = 1\n").status, "max_steps");
+  const JobsTrace trace = trace_from_jobs_csv(dir.file("jobs.csv"));
+  ASSERT_EQ(trace.csv.substr(0, trace.csv.find('\n')), "worker,duration,step,units");
+  const DurationTrace parsed = parse_trace(trace.csv, "t", 3);
+  EXPECT_TRUE(parsed.with_time());
+  for (int w = 0; w < 3; ++w) {
+    for (size_t j = 0; j < parsed.rows[w].size(); ++j) {
+      EXPECT_EQ(parsed.job_units(w, j), 2.0);
+      EXPECT_DOUBLE_EQ(parsed.rows[w][j], w == 2 ? 3.0 : 1.0);  // seconds per unit
+    }
+  }
+  EXPECT_EQ(parsed.steps[0], (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  // The step waited last for worker 0 or 1 (they deliver at the same time; a tie goes to the
+  // earlier row), never for worker 2, whose replies came after the step had closed.
+  int64_t steps = 0;
+  const std::vector<int64_t> decided =
+      decided_from_jobs(read_jobs_csv(dir.file("jobs.csv")), 3, steps);
+  EXPECT_EQ(steps, 6);
+  EXPECT_EQ(decided[0] + decided[1], 6);
+  EXPECT_EQ(decided[2], 0);
 }
 
 TEST(JobLog, ALateReplyIsLateAndACancelledJobIsCancelled) {

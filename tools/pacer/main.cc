@@ -39,6 +39,7 @@
 #include "pacer/experiment/experiment.h"
 #include "pacer/experiment/fit_report.h"
 #include "pacer/experiment/job_log.h"
+#include "pacer/experiment/stragglers_report.h"
 #include "pacer/experiment/sweep.h"
 #include "pacer/experiment/timeline.h"
 
@@ -368,6 +369,18 @@ int command_fit(const std::string& trace, const std::string& out_dir) {
   return 0;
 }
 
+// `pacer stragglers INPUT` (experiment/stragglers_report.h): the per-worker straggler report of a
+// run folder, a jobs.csv or a trace.
+int command_stragglers(const std::string& input, const std::string& out_dir, int top) {
+  if (top < 1) fail("--top {}: expected at least 1 worker", top);
+  const std::filesystem::path path(input);
+  const std::string name =
+      path.filename().empty() ? path.parent_path().filename().string() : path.stem().string();
+  const std::string out = out_dir.empty() ? "runs/stragglers-" + name : out_dir;
+  std::printf("%s", run_stragglers(input, out, static_cast<size_t>(top)).c_str());
+  return 0;
+}
+
 // `pacer profile` (DESIGN.md section 9): `jobs` jobs of the config's model on every worker, as a
 // trace. On the simulator in this process (experiment.h, profile_jobs); on MPI a DGD run of
 // `jobs` steps on the real ranks, whose jobs.csv gives the durations (job_log.h).
@@ -580,8 +593,24 @@ int main(int argc, char** argv) {
 
   std::string fit_path, fit_out;
   CLI::App* fit = app.add_subcommand("fit", "fit the timing models to a measured trace");
-  fit->add_option("trace", fit_path, "CSV worker,duration (seconds per work unit)")->required();
+  fit->add_option("trace", fit_path,
+                  "a trace: CSV worker,duration (seconds per work unit), optionally with step and "
+                  "units columns")
+      ->required();
   fit->add_option("--out", fit_out, "output folder (default runs/fit-<trace name>)");
+
+  std::string stragglers_input, stragglers_out;
+  int stragglers_top = 5;
+  CLI::App* stragglers = app.add_subcommand(
+      "stragglers", "per-worker straggler report of a run folder, a jobs.csv or a trace");
+  stragglers
+      ->add_option("input", stragglers_input,
+                   "a run folder (with jobs.csv), a jobs.csv, or a trace (worker,duration[,step]"
+                   "[,units])")
+      ->required();
+  stragglers->add_option("--out", stragglers_out,
+                         "output folder (default runs/stragglers-<input name>)");
+  stragglers->add_option("--top", stragglers_top, "how many of the slowest workers to list (5)");
 
   ConfigArgs profile_args;
   int profile_jobs_per_worker = 50;
@@ -699,6 +728,7 @@ int main(int argc, char** argv) {
     if (*sweep) status = command_sweep(sweep_args, sweep_methods, sweep_options, sweep_grid);
     if (*info) status = command_data_info(data_path);
     if (*fit) status = command_fit(fit_path, fit_out);
+    if (*stragglers) status = command_stragglers(stragglers_input, stragglers_out, stragglers_top);
     if (*timeline) status = command_timeline(timeline_dir, timeline_from, timeline_to);
     if (*profile) status = command_profile(profile_args, profile_jobs_per_worker);
     if (*advise) {

@@ -9,9 +9,11 @@
 
 namespace pacer {
 
-// The text pacer fit prints: one line on the trace, the persistence verdict, the ranking of the
-// chosen τ scope (one line per family: rank, k, AIC, ΔAIC to the best, KS, parameters or why it
-// does not fit), and the [timing] table of the best fit. Pure.
+// The text pacer fit prints: one line on the trace, the persistence verdict, the slow workers
+// (timing/stragglers.h: chronic and one-off, with how much slower, the workers slower throughout,
+// the workers persistent_stragglers gives a slow state), co-occurrence, the block length, the
+// ranking of the chosen τ scope (one line per family: rank, k, AIC, ΔAIC to the best, KS,
+// parameters or why it does not fit), and the [timing] table of the best fit. Pure.
 std::string fit_summary(const DurationTrace& trace, const TraceFit& fit);
 
 // fit.md: the summary's content as Markdown, with the other τ scope's ranking, each worker's own
@@ -23,11 +25,12 @@ std::string fit_markdown(const DurationTrace& trace, const TraceFit& fit,
 
 // fit.csv: one row per fit, header
 //   scope,worker,model,tau_scope,fits,k,log_likelihood,aic,delta_aic,rank,ks,tau,lambda,alpha,q,
-//   delay_mean,note
+//   delay_mean,note,jitter,shock_probability,shock_share,slowdown,p_slow,p_recover
 // scope "pooled" (worker empty; tau_scope "shared" or "per_worker") or "worker" (worker = its
 // index; tau_scope "shared"). rank (1 = best) and delta_aic are within the rows of one scope,
-// worker and tau_scope; both are empty for a fit that does not fit. tau is the τ entries
-// separated by spaces, an unused shape parameter is empty, the note is double-quoted. Pure.
+// worker and tau_scope; both are empty for a fit that does not fit. tau, slowdown, p_slow and
+// p_recover are per-worker entries separated by spaces, an unused shape parameter is empty, the
+// note is double-quoted. Pure.
 std::string fit_csv(const TraceFit& fit);
 
 // Reads the trace, fits it and writes, atomically, into `out_dir` (created if needed):

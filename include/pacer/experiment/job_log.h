@@ -161,9 +161,10 @@ std::vector<JobRecord> read_jobs_csv(const std::string& path);
 
 // What a jobs.csv says of the cluster's timings (trace_from_jobs_csv).
 struct JobsTrace {
-  // The delivered jobs (fate used or late) as a timing trace: the text of a CSV "worker,duration"
-  // with compute_time / units per job, in the file's order (what timing.model = "trace", pacer
-  // fit and pacer advise read).
+  // The delivered jobs (fate used or late) as a trace with time (timing/trace.h): the text of a
+  // CSV "worker,duration,step,units" with compute_time / units, the tag and the units of each job,
+  // in the file's order (what timing.model = "trace", pacer fit, pacer stragglers and pacer advise
+  // read). worker and duration come first, as in a classic trace.
   std::string csv;
   // Seconds one message takes: half the median over delivered jobs of the time from assignment
   // to delivery not spent computing (delivered − assigned − compute_time), the comm model's
@@ -178,5 +179,13 @@ JobsTrace trace_from_jobs_csv(const std::string& path);
 
 // Whether the file at `path` begins with jobs.csv's header (false when it cannot be read).
 bool is_jobs_csv(const std::string& path);
+
+// Per worker, the synchronous steps it decided according to a jobs.csv: for each tag, the worker
+// whose used job of that tag was delivered last (a synchronous step closes on the last reply it
+// needs; of equal times, the earlier row). `workers` entries; tags without a used job count for
+// no one. `steps` is set to the
+// number of tags counted. Meaningless for an asynchronous run, whose tags are update counts.
+std::vector<int64_t> decided_from_jobs(const std::vector<JobRecord>& jobs, int workers,
+                                       int64_t& steps);
 
 }  // namespace pacer

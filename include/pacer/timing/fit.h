@@ -1,9 +1,10 @@
 // Fitting the timing models of DESIGN.md section 4 to measured durations (`pacer fit`).
 //
-// Input: a trace, the CSV that timing.model = "trace" replays (header "worker,duration", one row
-// per job, the duration in seconds per work unit). The fit treats every row as the duration of a
-// ONE-unit job: random_stragglers' delay is per job, not per unit, so a trace of u-unit jobs
-// divides it by u and its fitted delay_mean is delay_mean / u.
+// Input: a trace (timing/trace.h), the CSV that timing.model = "trace" replays. The fit treats
+// every row as the duration of a ONE-unit job: the straggler models' delay is per job, not per
+// unit, so a trace of u-unit jobs divides it by u and its fitted delay_mean is delay_mean / u.
+// The rows of each worker are taken in step order (a classic trace: in file order), which is what
+// persistent_stragglers and common_shock need.
 //
 // Families and their maximum-likelihood estimators (x = one row's duration; for one worker, m its
 // rows, x̄ their mean, x_min their minimum):
@@ -12,33 +13,46 @@
 //   exponential         x ~ Exp(mean τ). τ̂ = x̄.
 //   shifted_exponential x = τ + Exp(mean τλ). τ̂ = x_min, λ̂ = (x̄ − x_min) / x_min.
 //   pareto              x = τ·P, P ~ Pareto(α) with scale 1. τ̂ = x_min, α̂ = m / Σ log(x / τ̂).
-//   random_stragglers   x = τ, plus with probability q an Exp(mean delay_mean) delay: a mixture of
-//                       an atom at τ and τ + Exp(delay_mean). The atom separates the two
-//                       components exactly (a delayed job is never exactly τ), so the EM
-//                       algorithm's E-step is deterministic and the MLE is in closed form:
-//                       τ̂ = x_min, the atom is the rows equal to x_min up to kResolution when
-//                       there are at least two of them, at least kMinAtomShare of the rows, and
-//                       more than kAtomContrast times as many as share any other value (fewer
-//                       are what a continuous law puts there by chance, or what a coarse timer
-//                       puts at every value; then every row is delayed, q̂ = 1), q̂ = (rows off
-//                       the atom) / m, delay_mean̂ = their mean excess over τ̂. A trace of the
-//                       k-stragglers-per-step variant (timing.k) is fitted as q ≈ k/n: rows
-//                       carry no step.
+//   random_stragglers   x = τ·(1 + σZ), plus with probability q an Exp(mean delay_mean) delay: the
+//                       mixture (1 − q)·N(τ, (στ)²) + q·(N(τ, (στ)²) ∗ Exp(delay_mean)), the second
+//                       an exponentially modified normal. The EM algorithm with the delay D of a
+//                       delayed row as a latent variable (its law given x a normal truncated to
+//                       D >= 0) gives every M-step in closed form; τ and σ are maximised in turn
+//                       (ECM). σ has the floor kResolution: rows equal up to the resolution are an
+//                       atom (the jitter is then reported as 0, as the model has it). A trace of
+//                       the k-stragglers-per-step variant (timing.k) is fitted as q ≈ k/n.
+//   common_shock        random_stragglers whose delays come together: each step is a shock step
+//                       with probability shock_probability; in a shock step a job is delayed with
+//                       probability shock_share, otherwise with probability q. The steps are
+//                       latent states of one EM (each step's rows are independent given its
+//                       state). Needs two or more workers with rows at common steps.
+//   persistent_stragglers  per worker a two-state Markov chain over its rows in step order, normal
+//                       or slow: x = τ·(1 + σZ) when normal, s·τ·(1 + σZ) when slow; the chain
+//                       turns slow with probability p_slow per step and recovers with probability
+//                       p_recover, starting from its stationary law. Baum–Welch (EM) with the
+//                       normal-state τ, the slow-state means and σ in closed form; the transition
+//                       step counts the transitions and leaves out the first step's stationary
+//                       term (one of m terms). A worker gets a slow state only when two or more of
+//                       its rows exceed kSlowFactor × its 10th percentile and the two-state chain
+//                       gains more than 3 nats over one state (AIC: three more parameters, s,
+//                       p_slow, p_recover); the others have p_slow = 0.
 //   noisy_linear        has no free parameter (u·(i + 1 + |N(0, i + 1)|) on worker i): not fitted.
-// Log-likelihoods are in nats per unit of duration (densities). A row on an atom (fixed,
-// random_stragglers) has a probability, not a density: it counts as that probability divided by
-// the resolution kResolution·x of a measured duration, which puts atoms and densities on one
-// scale. Log-densities are written out; CDFs come from Boost.Math's distributions.
+// Log-likelihoods are in nats per unit of duration (densities). A row on an atom (fixed) has a
+// probability, not a density: it counts as that probability divided by the resolution
+// kResolution·x of a measured duration, which puts atoms and densities on one scale (the normal
+// jitter at its floor σ = kResolution does the same for the straggler families). CDFs and normal
+// densities come from Boost.Math's distributions.
 //
 // Scopes. Each family is fitted to every worker alone ("worker i": its own τ and shape), and to
 // all rows together ("pooled") in two variants that are what a [timing] table can say:
-//   TauScope::kPerWorker  τ_i per worker, the shape (λ, α, q and delay_mean) shared: the
+//   TauScope::kPerWorker  τ_i per worker, the shape (λ, α, q, delay_mean, σ, shocks) shared: the
 //                         table's `tau = [τ_0, ..., τ_{n-1}]`. τ̂_i as above per worker; the
 //                         shared shape maximises the joint likelihood: α̂ = N / Σ_i Σ_j log(x_ij /
-//                         τ̂_i); q̂ and delay_mean̂ from the atoms of all workers together; for
-//                         shifted_exponential τ̂_i(λ) = min(x_min,i, x̄_i / λ) and λ̂ is the root of
-//                         the nonincreasing Σ_i m_i·max(λ̂_i − λ, −1) (λ̂_i the worker's own
-//                         estimate), so the profile likelihood is unimodal and λ̂ exact.
+//                         τ̂_i); for shifted_exponential τ̂_i(λ) = min(x_min,i, x̄_i / λ) and λ̂ is
+//                         the root of the nonincreasing Σ_i m_i·max(λ̂_i − λ, −1) (λ̂_i the
+//                         worker's own estimate), so the profile likelihood is unimodal and λ̂
+//                         exact. persistent_stragglers' slowdown and switching probabilities are
+//                         per worker in both scopes (a chain per worker).
 //   TauScope::kShared     one τ for every worker: the table's `tau = τ`. The single-worker
 //                         estimators on all rows.
 //
@@ -71,17 +85,20 @@
 #include <string_view>
 #include <vector>
 
+#include "pacer/timing/trace.h"
+
 namespace pacer {
 
 // Durations that agree to this relative precision (six significant digits) are equal: the
-// resolution of a measured duration, which ties atoms (fixed, random_stragglers) to rows.
+// resolution of a measured duration, which ties atoms (fixed; the straggler families' jitter
+// floor) to rows.
 inline constexpr double kResolution = 1e-6;
-// The smallest share of a worker's rows at its minimum that is an atom (random_stragglers).
-inline constexpr double kMinAtomShare = 0.01;
-// How many times more rows the minimum must hold than any other value for an atom: a trace timed
-// with ticks coarse against the spread ties rows at every value, which is no atom.
-inline constexpr double kAtomContrast = 3;
-// The fewest rows a worker may have: the per-worker fits have up to three parameters.
+// A row more than this many times its worker's 10th percentile may be a slow-state row
+// (persistent_stragglers' candidates for a slow state); the same factor of the pooled median
+// marks a slow row in the straggler analysis (timing/stragglers.h) and the trace model's
+// straggler_threshold default.
+inline constexpr double kSlowFactor = 1.5;
+// The fewest rows a worker may have: the per-worker fits have up to four parameters.
 inline constexpr size_t kMinRowsPerWorker = 10;
 // The largest worker index a trace may name (a bound on what one bad row can allocate).
 inline constexpr int kMaxTraceWorkers = 100000;
@@ -93,24 +110,31 @@ inline constexpr double kPersistenceLevel = 0.01;
 // evidence of misfit, and one below it is no proof of fit.
 inline constexpr double kKsCritical = 1.95;
 
-// A trace: rows[i] holds worker i's durations per work unit (> 0, finite), in file order.
-struct DurationTrace {
-  std::string source;  // the file it was read from, for messages
-  std::vector<std::vector<double>> rows;
-  int workers() const { return static_cast<int>(rows.size()); }
-  size_t size() const;  // rows of all workers
-};
-
-// Reads a trace file. The workers are 0..n−1 with n − 1 the largest index in the file, and each
-// needs at least kMinRowsPerWorker rows. A missing file, a bad header, a bad worker index or
-// duration (not a positive number), and too few rows for a worker are Errors naming the file
-// (and the line, for a bad row).
+// Checks that every worker of `trace` has at least kMinRowsPerWorker rows (Error naming the
+// source otherwise).
+void check_fit_rows(const DurationTrace& trace);
+// Reads a trace file (timing/trace.h: read_trace_file). The workers are 0..n−1 with n − 1 the
+// largest index in the file, and each needs at least kMinRowsPerWorker rows. A missing file, a bad
+// header, a bad row, and too few rows for a worker are Errors naming the file (and the line, for a
+// bad row).
 DurationTrace read_duration_trace(const std::string& path);
 
-enum class TimingFamily { kFixed, kExponential, kShiftedExponential, kPareto, kRandomStragglers };
-inline constexpr TimingFamily kTimingFamilies[] = {
-    TimingFamily::kFixed, TimingFamily::kExponential, TimingFamily::kShiftedExponential,
-    TimingFamily::kPareto, TimingFamily::kRandomStragglers};
+enum class TimingFamily {
+  kFixed,
+  kExponential,
+  kShiftedExponential,
+  kPareto,
+  kRandomStragglers,
+  kCommonShock,
+  kPersistentStragglers
+};
+inline constexpr TimingFamily kTimingFamilies[] = {TimingFamily::kFixed,
+                                                   TimingFamily::kExponential,
+                                                   TimingFamily::kShiftedExponential,
+                                                   TimingFamily::kPareto,
+                                                   TimingFamily::kRandomStragglers,
+                                                   TimingFamily::kCommonShock,
+                                                   TimingFamily::kPersistentStragglers};
 // The family's timing.model value ("shifted_exponential").
 std::string_view family_name(TimingFamily family);
 
@@ -119,12 +143,23 @@ std::string_view scope_name(TauScope scope);  // "shared", "per_worker"
 
 // One family fitted to the rows of some workers. tau has one entry per worker covered (all equal
 // for kShared, one entry for a single-worker fit). Only the family's own shape parameters are
-// set: lambda (shifted_exponential), alpha (pareto), q and delay_mean (random_stragglers).
+// set: lambda (shifted_exponential), alpha (pareto), q, delay_mean and jitter (random_stragglers,
+// common_shock), shock_probability and shock_share (common_shock), jitter and per covered worker
+// slowdown, p_slow and p_recover (persistent_stragglers; a worker without a slow state has
+// slowdown 1, p_slow 0, p_recover 1).
 struct ModelFit {
   TimingFamily family = TimingFamily::kFixed;
   TauScope scope = TauScope::kShared;
   std::vector<double> tau;
   double lambda = 0, alpha = 0, q = 0, delay_mean = 0;
+  double jitter = 0;  // σ; 0 when at the floor kResolution (the rows are atoms)
+  double shock_probability = 0, shock_share = 0;
+  std::vector<double> slowdown, p_slow, p_recover;
+  // persistent_stragglers, per covered worker: the share of its rows in the slow state (the
+  // posterior mean), which cdf() weighs the two states with. With spells of many steps a trace
+  // holds few spells and their stationary share p_slow / (p_slow + p_recover) is known only
+  // roughly; the KS distance should judge the two levels, not that.
+  std::vector<double> slow_share;
   // False when the family cannot describe the rows; `note` then says why, and the numbers below
   // are log_likelihood = −inf, aic = +inf, ks = 1.
   bool fits = false;
@@ -134,12 +169,20 @@ struct ModelFit {
   double aic = 0;
   double ks = 1;  // KS distance of the fitted (mixture) CDF to the empirical CDF of its rows
 
-  // P(X <= x) and P(X < x) for one unit's duration on covered worker w (an index into tau).
-  // An atom at τ counts from τ on exactly; rows are snapped onto it before KS (see ks_distance).
+  // P(X <= x) and P(X < x) for one unit's duration on covered worker w (an index into tau); for
+  // persistent_stragglers the stationary mixture of the two states. An atom counts from its
+  // location on exactly; rows are snapped onto it before KS (see ks_distance).
   double cdf(size_t w, double x) const;
   double cdf_below(size_t w, double x) const;
   // The mean duration of a unit on covered worker w (+inf for pareto with α <= 1).
   double mean(size_t w) const;
+  // The probability that a job of covered worker w is delayed (random_stragglers: q;
+  // common_shock: q + (1 − q)·shock_probability·shock_share), or that its chain is slow
+  // (persistent_stragglers: p_slow / (p_slow + p_recover)); 0 for the other families.
+  double straggle_probability(size_t w) const;
+  // The atoms of covered worker w's law: τ (fixed, and the straggler families with jitter 0 and
+  // some undelayed mass), and s·τ for a slow state with jitter 0.
+  std::vector<double> atoms(size_t w) const;
   // "tau = [1, 1.5] lambda = 0.98": the parameters in the [timing] table's words.
   std::string describe() const;
 };
