@@ -21,6 +21,7 @@
 #include "pacer/method/optimizer.h"
 #include "pacer/experiment/verdict.h"
 #include "pacer/timing/timing_model.h"
+#include "pacer/timing/trace.h"
 
 namespace pacer {
 namespace {
@@ -103,34 +104,23 @@ JobsTrace read_trace(const std::string& path) {
 }
 
 // The trace's shape for the report: rows, workers, per-worker means, the pooled median.
-std::string describe_trace(const std::string& text) {
-  std::map<long, std::vector<double>> rows;
+std::string describe_trace(const DurationTrace& trace) {
   std::vector<double> all;
-  size_t begin = text.find('\n') + 1;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(begin, end - begin);
-    const size_t comma = line.find(',');
-    if (comma != std::string::npos) {
-      const double d = std::strtod(line.c_str() + comma + 1, nullptr);
-      rows[std::strtol(line.c_str(), nullptr, 10)].push_back(d);
-      all.push_back(d);
-    }
-    begin = end + 1;
-  }
+  for (const std::vector<double>& rows : trace.rows) all.insert(all.end(), rows.begin(), rows.end());
   if (all.empty()) return "";
   std::sort(all.begin(), all.end());
   const double median = all[all.size() / 2];
   std::string out = fmt::format(
-      "{} jobs on {} workers; pooled median {:.4g} s per unit; jobs above 1.5 × the median: "
+      "{} jobs on {} workers{}; pooled median {:.4g} s per unit; jobs above 1.5 × the median: "
       "{:.1f} %.\n\n| worker | jobs | mean (s/unit) | max (s/unit) |\n|---|---|---|---|\n",
-      all.size(), rows.size(), median,
+      all.size(), trace.workers(), trace.has_steps ? " (with steps)" : "", median,
       100.0 *
           static_cast<double>(
               std::count_if(all.begin(), all.end(), [&](double d) { return d > 1.5 * median; })) /
           static_cast<double>(all.size()));
-  for (const auto& [worker, d] : rows) {
+  for (int worker = 0; worker < trace.workers(); ++worker) {
+    const std::vector<double>& d = trace.rows[static_cast<size_t>(worker)];
+    if (d.empty()) continue;
     const double mean = std::accumulate(d.begin(), d.end(), 0.0) / static_cast<double>(d.size());
     fmt::format_to(std::back_inserter(out), "| {} | {} | {:.4g} | {:.4g} |\n", worker, d.size(),
                    mean, *std::max_element(d.begin(), d.end()));
@@ -395,7 +385,8 @@ std::string report_text(const AdviseOptions& options, const std::string& trace_s
   std::string out = "# Which method for this cluster?\n\n";
   fmt::format_to(std::back_inserter(out),
                  "Every applicable method simulated on the measured job times of `{}` (replayed "
-                 "by bootstrap), its stepsize tuned on seeds it is not reported on, every method "
+                 "in blocks of steps when the trace has steps, else by bootstrap per worker), its "
+                 "stepsize tuned on seeds it is not reported on, every method "
                  "with the same budget, judged by one rule (pacer compare's verdict).\n\n"
                  "## The answer\n\n```\n{}```\n\n## The trace\n\n{}\n",
                  options.trace, answer, trace_summary);
@@ -438,10 +429,13 @@ Config replay_config(const Config& config, const AdviseOptions& options,
         "assignment to delivery not spent computing)\n",
         measured.latency);
   }
+  const int workers = static_cast<int>(base.get_int("workers", 12));  // read_workers's default
   base.set_string("timing.model", "trace");
   base.set_string("timing.file", std::filesystem::absolute(trace_path).string());
-  base.set_string("timing.replay", "bootstrap");
-  const int workers = static_cast<int>(base.get_int("workers", 12));  // read_workers's default
+  // A trace with steps keeps which workers were slow together and for how long: replayed in
+  // blocks of steps; a classic one per worker by bootstrap (timing/trace.h).
+  const bool with_steps = parse_trace(measured.csv, options.trace, workers).has_steps;
+  base.set_string("timing.replay", with_steps ? "block" : "bootstrap");
   // The trace must cover every worker of the configuration: said once, here, not per method, and
   // of the user's file (a jobs.csv was checked while it was converted).
   if (!is_jobs_csv(options.trace)) {
@@ -540,8 +534,10 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
                    describe_verdict(results[k].compare.comparison, results[k].compare.verdict));
   }
   write_file_atomic(options.out_dir + "/report.md",
-                    report_text(options, describe_trace(measured_trace.csv), candidates, results,
-                                answer));
+                    report_text(options,
+                                describe_trace(parse_trace(measured_trace.csv, options.trace,
+                                                           workers)),
+                                candidates, results, answer));
   return answer +
          fmt::format("report: {}/report.md; trace replayed: {}\n", options.out_dir, trace_path);
 }

@@ -5,10 +5,11 @@
 // (a "worker,duration" CSV from pacer profile, or the jobs.csv of any run, MPI runs included),
 // advise simulates every applicable method on those timings and ranks them:
 //   1. The trace is copied into the advice folder as trace.csv (a jobs.csv is converted first:
-//      job_log.h, trace_from_jobs_csv), and every run replays it by bootstrap
-//      (timing.model = "trace", timing.replay = "bootstrap"): each job of worker i draws one of
-//      worker i's measured durations from the run's seeded stream, so the seeds differ and the
-//      intervals over them include the trace's variability.
+//      job_log.h, trace_from_jobs_csv), and every run replays it (timing.model = "trace"): a
+//      trace with a step column (every jobs.csv) in blocks of steps (timing.replay = "block",
+//      which keeps which workers were slow together and for how long), a classic one by bootstrap
+//      per worker; either way from the run's seeded stream, so the seeds differ and the intervals
+//      over them include the trace's variability.
 //   2. The candidates are `methods` or, by default, every method of the registry with each s (or
 //      k) of `s_values` below the worker count; a candidate the configuration cannot run (gc-fr
 //      needs s + 1 to divide n, ...) is left out and named in the report with the reason.
