@@ -324,7 +324,10 @@ std::string ranking_table(const Comparison& c, const Verdict& v, const std::vect
     std::string speedup = "—";
     if (!dgd.empty() && has_target) {
       const Estimate s = paired_ratio(dgd, criterion_values(c, m), m.runs.size() - m.reached);
-      if (!s.empty()) speedup = (s.censored > 0 ? "≤ " : "") + format_estimate(s, "{:.2f}");
+      // A method that missed a seed has a lower bound of its time there: its speedup is a bound.
+      if (!s.empty()) {
+        speedup = s.censored > 0 ? fmt::format("≤ {:.2f}", s.mean) : format_estimate(s, "{:.2f}");
+      }
     }
     fmt::format_to(std::back_inserter(out), "| {} | {} | {}/{} | {} | {} | {} |\n", ++rank, m.spec,
                    m.reached, m.runs.size(),
@@ -340,7 +343,53 @@ struct ScenarioResult {
   CompareResult compare;
   std::vector<double> dgd;  // DGD's times per seed (extended when needed); empty: none
   std::string dgd_note;
+  std::string extra_seeds;  // what add_seeds_for_ties did ("" = nothing)
 };
+
+// While `c`'s verdict is a tie that the observed spread says more seeds would decide, runs the
+// leader and the tied methods on more seeds (from `first_extra` on, the same seeds for each: the
+// pairs stay paired), at c's budget, up to `max_seeds` seeds in all, and adds their runs to c.
+// The other methods keep their seeds: their intervals against the leader already exclude a tie.
+// Returns what it did, for the answer.
+std::string add_seeds_for_ties(const Round& round, uint64_t first_extra, int max_seeds,
+                               Comparison& c) {
+  std::string done;
+  for (int pass = 0; pass < 3; ++pass) {
+    const Verdict v = decide(c);
+    if (v.outcome != Verdict::Outcome::kUndecided) break;
+    const size_t have = c.methods[static_cast<size_t>(v.leader)].runs.size();
+    int wanted = 0;
+    for (int j : v.tied) wanted = std::max(wanted, v.seeds_needed[static_cast<size_t>(j)]);
+    if (std::any_of(v.tied.begin(), v.tied.end(),
+                    [&](int j) { return v.seeds_needed[static_cast<size_t>(j)] <= 0; })) {
+      break;  // a tie that seeds would not decide (no spread, no difference, or a censored side)
+    }
+    const int total = std::min(max_seeds, std::max(wanted, static_cast<int>(have) + 1));
+    if (total <= static_cast<int>(have)) break;
+    Round more = round;
+    more.specs = {c.methods[static_cast<size_t>(v.leader)].spec};
+    for (int j : v.tied) more.specs.push_back(c.methods[static_cast<size_t>(j)].spec);
+    more.first_seed = first_extra + have - static_cast<uint64_t>(round.seeds);
+    more.seeds = total - static_cast<int>(have);
+    more.folder = fmt::format("{}/more-seeds-{}", round.folder, pass + 1);
+    more.baseline = "";
+    log_info("advise: {} methods tied; {} more seeds for them", more.specs.size(), more.seeds);
+    const Comparison added = run_extending(more, budget_text(c.budget.kind, c.budget.value), 0, 0);
+    for (const MethodResult& m : added.methods) {
+      MethodResult& into = *std::find_if(c.methods.begin(), c.methods.end(),
+                                         [&](const MethodResult& old) { return old.spec == m.spec; });
+      for (SeedRun r : m.runs) {
+        r.folder = fmt::format("more-seeds-{}/{}", pass + 1, r.folder);
+        into.runs.push_back(std::move(r));
+      }
+      summarize_method(into, !c.targets.empty());
+    }
+    done = fmt::format("the leader and the methods tied with it were run on {} seeds in all "
+                       "(seeds after the tuning ones), the others on {}",
+                       total, round.seeds);
+  }
+  return done;
+}
 
 ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const Tuned& tuned,
                             const std::string& budget, const AdviseOptions& options,
@@ -356,7 +405,12 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
   const bool user_budget = !options.budget.empty();
   ScenarioResult result;
   Comparison c = run_extending(round, budget, user_budget ? 0 : 2, 5);
-  if (extend_dgd) result.dgd = dgd_times(round, c, result.dgd_note);
+  if (extend_dgd) {
+    result.dgd = dgd_times(round, c, result.dgd_note);
+    // Seeds for the methods tied with the leader, after the tuning seeds (never reported ones).
+    const uint64_t extra = first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds);
+    result.extra_seeds = add_seeds_for_ties(round, extra, options.max_seeds, c);
+  }
   result.compare = finish_comparison(std::move(c), round.folder);
   return result;
 }
@@ -365,7 +419,8 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
 std::string recommendation(const ScenarioResult& r) {
   const Comparison& c = r.compare.comparison;
   const Verdict& v = r.compare.verdict;
-  if (!v.decided()) return "no recommendation: " + describe_verdict(c, v) + "\n";
+  const std::string seeds = r.extra_seeds.empty() ? "" : "\n  (" + r.extra_seeds + ")";
+  if (!v.decided()) return "no recommendation: " + describe_verdict(c, v) + seeds + "\n";
   const MethodResult& best = c.methods[static_cast<size_t>(v.leader)];
   std::string text = fmt::format("recommended: {}: {} {} s on {}/{} seeds", best.spec,
                                  v.criterion, format_estimate(best.time_to_target, "{:.4g}"),
@@ -376,7 +431,7 @@ std::string recommendation(const ScenarioResult& r) {
                         format_estimate(s, "{:.2f}"), s.n,
                         r.dgd_note.empty() ? "" : "; " + r.dgd_note);
   }
-  return text + "\n  (" + describe_verdict(c, v) + ")\n";
+  return text + "\n  (" + describe_verdict(c, v) + ")" + seeds + "\n";
 }
 
 std::string report_text(const AdviseOptions& options, const std::string& trace_summary,
@@ -470,6 +525,24 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
                        first_seed + static_cast<uint64_t>(options.seeds),
                        first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds) - 1,
                        fmt::join(tuned.grid, ", "));
+  }
+  if (tuned.grid.size() > 2) {
+    std::vector<std::string> edge;
+    for (size_t i = 0; i < tuned.values.size(); ++i) {
+      if (tuned.values[i] == tuned.grid.front() || tuned.values[i] == tuned.grid.back()) {
+        edge.push_back(tuned.specs[i]);
+      }
+    }
+    if (!edge.empty()) {
+      out += fmt::format(
+          "\n{} of {} methods chose a value at the edge of the grid (a wider --tune grid may "
+          "serve them better): {}",
+          edge.size(), tuned.values.size(),
+          fmt::join(edge.begin(), edge.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(
+                                                      edge.size(), 6)),
+                    ", "));
+      if (edge.size() > 6) out += fmt::format(" and {} more", edge.size() - 6);
+    }
   }
   out += fmt::format("\nbudget: {} per run", c.budget.describe());
   if (!options.budget.empty()) return out + " (--budget)\n";

@@ -468,7 +468,13 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   if (!dropped_by.empty()) {
     std::vector<std::string> parts;
     for (const auto& [keys, specs] : dropped_by) {
-      parts.push_back(fmt::format("{} (for {})", keys, fmt::join(specs, ", ")));
+      // A long list (advise's dozens of specs) names the first few and counts the rest.
+      constexpr size_t kNamed = 4;
+      const std::vector<std::string> named(specs.begin(),
+                                           specs.begin() + std::min(specs.size(), kNamed));
+      const std::string more =
+          specs.size() > kNamed ? fmt::format(" and {} more", specs.size() - kNamed) : "";
+      parts.push_back(fmt::format("{} (for {}{})", keys, fmt::join(named, ", "), more));
     }
     log_info("--methods dropped keys of {} that a spec's switched component does not read: {}",
              config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));

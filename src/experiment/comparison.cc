@@ -66,14 +66,18 @@ void summarize_method(MethodResult& m, bool has_target) {
   m.test_accuracy = plain_estimate(m.runs, &SeedRun::test_accuracy, Scale::kProportion);
 }
 
-// The criterion, smaller is better (see CompareOptions::tune): (seeds that missed the target,
-// mean time to target with censored seeds at their end time), or without a target (0, mean final
-// F), with +∞ when a seed diverged.
+// The criterion, smaller is better (see CompareOptions::tune): (seeds that missed the target, then
+// the geometric mean time to target, or, when some seed missed it, the geometric mean final F:
+// censored times are all about the budget and would rank by noise), or without a target (0,
+// geometric mean final F), with +∞ when a seed diverged.
 std::pair<int, double> criterion_score(const MethodResult& m, bool has_target) {
   const double inf = std::numeric_limits<double>::infinity();
   if (has_target) {
     const int missed = static_cast<int>(m.runs.size()) - m.reached;
-    return {missed, std::isnan(m.time_to_target.mean) ? inf : m.time_to_target.mean};
+    const double by = missed == 0 ? m.time_to_target.mean
+                      : m.diverged > 0 ? inf
+                                       : m.final_loss.mean;
+    return {missed, std::isnan(by) ? inf : by};
   }
   if (m.diverged > 0 || std::isnan(m.final_loss.mean)) return {0, inf};
   return {0, m.final_loss.mean};

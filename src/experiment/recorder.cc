@@ -270,7 +270,7 @@ void Recorder::set_threads(int threads) {
   if (target_loss_) target_loss_->set_pool(pool_.get(), &slots_);
 }
 
-Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
+Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at, bool at_anchor) {
   const double begin = steady_seconds();
   Evaluated e;
   // The test set goes first, as a task of its own when there is a pool: nothing else reads its
@@ -289,9 +289,14 @@ Recorder::Evaluated Recorder::evaluate(const Vec& x, const UpdateRecord& at) {
   };
   if (test_workspace_ && pool_) test_task = pool_->submit(-1, evaluate_test);
   try {
-    e.full_loss = pool_ ? objective_.full_gradient(x, full_gradient_, *pool_, slots_)
-                        : objective_.full_gradient(x, full_gradient_, *scratch_);
-    e.grad_norm_sq = full_gradient_.squaredNorm();
+    if (at_anchor) {  // the target watch evaluated F and ∇F at this very model
+      e.full_loss = target_loss_->anchor_loss();
+      e.grad_norm_sq = target_loss_->anchor_grad_norm_sq();
+    } else {
+      e.full_loss = pool_ ? objective_.full_gradient(x, full_gradient_, *pool_, slots_)
+                          : objective_.full_gradient(x, full_gradient_, *scratch_);
+      e.grad_norm_sq = full_gradient_.squaredNorm();
+    }
     if (!tilde_weights_.empty()) {
       std::vector<double> losses = pool_ ? objective_.partition_losses(x, *pool_, slots_)
                                          : objective_.partition_losses(x, *scratch_);
@@ -557,7 +562,11 @@ void Recorder::finish(const Vec& x, double end_time) {
     take_watch_hits();
   }
   if (last_evaluated_ || status_ == "diverged" || !rules_.eval_final) return;
-  final_ = evaluate(x, last_);
+  // A run that stopped where the target watch anchored has F and ∇F there already (F̃, for
+  // asynchronous runs, needs the partitions' losses: evaluated anew).
+  const bool at_anchor =
+      watch_ && watch_->anchored_at() == last_.step && tilde_weights_.empty();
+  final_ = evaluate(x, last_, at_anchor);
   last_evaluated_ = true;
   // The last row of log.csv was written without evaluation columns: fill them in.
   fill_last_row(*final_);

@@ -15,12 +15,16 @@ TargetLossEstimator::TargetLossEstimator(const Objective& objective, int64_t sam
   PACER_CHECK(sample_rows >= 0);
   const int parts = objective.num_partitions();
   for (int p = 0; p < parts; ++p) population_ += objective.partition(p).rows();
-  // Each partition in near-equal chunks of at most kChunkRows rows (a scratch holds a partition).
+  // Level 0 is kLevelChunks chunks of about sample_rows / kLevelChunks rows each (at least
+  // kMinChunkRows); every partition is cut into near-equal chunks of at most that many rows (a
+  // scratch holds a partition).
+  const int64_t chunk_rows =
+      std::max<int64_t>(kMinChunkRows, (sample_rows + kLevelChunks - 1) / kLevelChunks);
   for (int p = 0; p < parts; ++p) {
     const Batch all = Batch::of(objective.partition(p));
     const double weight =
         static_cast<double>(population_) / (static_cast<double>(parts) * all.rows);
-    const int pieces = (all.rows + kChunkRows - 1) / kChunkRows;
+    const int pieces = static_cast<int>((all.rows + chunk_rows - 1) / chunk_rows);
     for (int k = 0; k < pieces; ++k) {
       const int begin = static_cast<int>(static_cast<int64_t>(all.rows) * k / pieces);
       const int end = static_cast<int>(static_cast<int64_t>(all.rows) * (k + 1) / pieces);
@@ -32,8 +36,7 @@ TargetLossEstimator::TargetLossEstimator(const Objective& objective, int64_t sam
   Rng rng(0, "target-sample");  // one order for every run seed and method
   rng.shuffle(chunks_);
   const size_t total = chunks_.size();
-  const int64_t wanted = (sample_rows + kChunkRows - 1) / kChunkRows;
-  size_t k = sample_rows == 0 ? total : std::max<size_t>(kMinChunks, static_cast<size_t>(wanted));
+  size_t k = sample_rows == 0 ? total : static_cast<size_t>(kLevelChunks);
   for (; k < total; k *= 2) level_chunks_.push_back(k);
   level_chunks_.push_back(total);
   for (size_t chunks : level_chunks_) {
@@ -41,6 +44,19 @@ TargetLossEstimator::TargetLossEstimator(const Objective& objective, int64_t sam
     for (size_t c = 0; c < chunks; ++c) rows += chunks_[c].rows.rows;
     level_rows_.push_back(rows);
   }
+  // The gradients an anchor keeps: the chunks of the sampled levels below the third (refinement
+  // beyond those is rare), within 256 MiB.
+  if (levels() > 1) {
+    const size_t wanted = level_chunks_[std::min<size_t>(2, level_chunks_.size() - 2)];
+    const double fit = 256.0 * 1024 * 1024 / (8.0 * static_cast<double>(objective.dim()));
+    gradient_chunks_ = std::min(wanted, static_cast<size_t>(fit));
+  }
+}
+
+std::vector<Batch> TargetLossEstimator::batches(size_t from, size_t to) const {
+  std::vector<Batch> out;
+  for (size_t c = from; c < to; ++c) out.push_back(chunks_[c].rows);
+  return out;
 }
 
 void TargetLossEstimator::set_pool(ComputePool* pool, const Objective::Slots* slots) {
@@ -61,10 +77,9 @@ void TargetLossEstimator::extend(const Vec& x, int level, Sums& sums) {
   PACER_CHECK(level >= 0 && level < levels());
   const size_t from = sums.y.size(), to = level_chunks_[static_cast<size_t>(level)];
   if (from >= to) return;
-  std::vector<Batch> batches;
-  for (size_t c = from; c < to; ++c) batches.push_back(chunks_[c].rows);
-  const std::vector<double> losses = pool_ ? objective_.batch_losses(x, batches, *pool_, *slots_)
-                                           : objective_.batch_losses(x, batches, *scratch_);
+  const std::vector<Batch> rows = batches(from, to);
+  const std::vector<double> losses = pool_ ? objective_.batch_losses(x, rows, *pool_, *slots_)
+                                           : objective_.batch_losses(x, rows, *scratch_);
   for (size_t c = from; c < to; ++c) {
     const Chunk& chunk = chunks_[c];
     sums.y.push_back(chunk.weight * chunk.rows.rows * losses[c - from]);
@@ -92,24 +107,81 @@ TargetLoss TargetLossEstimator::plain_estimate(const Sums& sums) const {
   return from(sums.y, sums.y.size());
 }
 
-TargetLoss TargetLossEstimator::estimate(const Sums& sums) const {
+TargetLoss TargetLossEstimator::estimate(const Sums& sums, const Vec& x) const {
   if (!anchored() || exact(sums)) return plain_estimate(sums);
   const size_t k = sums.y.size();
+  const double population = static_cast<double>(population_);
   std::vector<double> changes(k);
-  for (size_t c = 0; c < k; ++c) changes[c] = sums.y[c] - anchor_.y[c];
-  TargetLoss change = from(changes, k);
-  const TargetLoss at_anchor = plain_estimate(anchor_);
-  return TargetLoss{at_anchor.value + change.value, change.se};
+  double first_order = 0;  // ∇F(x_a)·Δ, known exactly
+  if (k <= gradient_chunks_) {
+    const Vec delta = x - anchor_x_;
+    first_order = anchor_total_.dot(delta) / population;
+    for (size_t c = 0; c < k; ++c) {
+      changes[c] = sums.y[c] - anchor_.y[c] - anchor_grads_[c].dot(delta);
+    }
+  } else {
+    for (size_t c = 0; c < k; ++c) changes[c] = sums.y[c] - anchor_.y[c];
+  }
+  const TargetLoss change = from(changes, k);
+  return TargetLoss{anchor_loss() + first_order + change.value, change.se};
 }
 
-void TargetLossEstimator::set_anchor(const Sums& sums) {
-  PACER_CHECK(exact(sums));
+TargetLossEstimator::Sums TargetLossEstimator::anchor(const Vec& x) {
+  const size_t total = chunks_.size();
+  std::vector<Vec> kept(gradient_chunks_);
+  Vec sum = Vec::Zero(objective_.dim());
+  // Called in chunk order: the sum is the same for any number of threads.
+  const Objective::GradientUse use = [&](int c, const Vec& gradient) {
+    const Chunk& chunk = chunks_[static_cast<size_t>(c)];
+    const double scale = chunk.weight * chunk.rows.rows;
+    if (static_cast<size_t>(c) < gradient_chunks_) {
+      kept[static_cast<size_t>(c)] = scale * gradient;
+      sum += kept[static_cast<size_t>(c)];
+    } else {
+      sum += scale * gradient;
+    }
+  };
+  const std::vector<Batch> rows = batches(0, total);
+  const std::vector<double> losses =
+      pool_ ? objective_.batch_gradients(x, rows, use, *pool_, *slots_)
+            : objective_.batch_gradients(x, rows, use, *scratch_);
+  Sums sums;
+  for (size_t c = 0; c < total; ++c) {
+    sums.y.push_back(chunks_[c].weight * chunks_[c].rows.rows * losses[c]);
+  }
   anchor_ = sums;
+  anchor_x_ = x;
+  anchor_grads_ = std::move(kept);
+  anchor_total_ = std::move(sum);
+  return sums;
+}
+
+int TargetLossEstimator::refinement_ceiling() const {
+  if (!anchored()) return levels() - 1;
+  int level = 0;
+  while (level + 1 < levels() - 1 &&
+         level_chunks_[static_cast<size_t>(level + 1)] <= gradient_chunks_) {
+    ++level;
+  }
+  return level;
+}
+
+double TargetLossEstimator::anchor_loss() const {
+  PACER_CHECK(anchored());
+  return plain_estimate(anchor_).value;
+}
+
+double TargetLossEstimator::anchor_grad_norm_sq() const {
+  PACER_CHECK(anchored());
+  return (anchor_total_ / static_cast<double>(population_)).squaredNorm();
 }
 
 void TargetLossEstimator::checkpoint(StateArchive& a) {
   a.section("target_estimate");
   a.io(anchor_.y);
+  a.io(anchor_x_);
+  a.io(anchor_grads_);
+  a.io(anchor_total_);
 }
 
 }  // namespace pacer

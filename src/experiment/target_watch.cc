@@ -14,11 +14,14 @@ namespace {
 // Steps searched one by one; a longer stretch is first searched at this many evenly spaced steps.
 constexpr int64_t kLeafSteps = 8;
 // An anchored estimate is re-anchored once its standard error exceeds this part of the plain one's:
-// the model has moved far enough from the anchor that the control variate lost most of its use.
+// the model has moved far enough from the anchor that the control variates lost most of their use
+// (near the anchor they make it some 50 times more precise: target_estimate.h); re-anchoring
+// sooner costs more (a pass of loss and gradient over every row) than the refinements it saves.
 constexpr double kReanchorRatio = 0.5;
 // A decision is made on an estimate at least this many standard errors from the target: with at
 // least 15 degrees of freedom, wrong with probability below 1 % (target_estimate.h).
 constexpr double kDecisiveErrors = 3;
+
 
 }  // namespace
 
@@ -59,6 +62,9 @@ bool TargetWatch::check_due(const UpdateRecord& record) const {
     if (!hits_[k] && progress_[k].streak > 0) return true;  // a hold under way: every step
   }
   if (static_cast<int64_t>(window_.size()) >= options_.window) return true;
+  // Once F may have met a target, every `hold`-th step: every stretch of `hold` steps at or below
+  // it then holds a checked step, so none goes unseen.
+  if (dense_ && record.step - last_checked_step_ >= options_.hold) return true;
   const double interval = options_.check_every * (last_check_near_ ? 1.0 : options_.far_factor);
   return (record.work_units - last_check_work_) / options_.workers >= interval;
 }
@@ -86,21 +92,30 @@ const TargetWatch::Snapshot& TargetWatch::snapshot(int64_t step) const {
   return window_[static_cast<size_t>(step - window_.front().record.step)];
 }
 
+TargetLoss TargetWatch::loss_at(int64_t step) const {
+  return estimator_.estimate(memo_.at(step), snapshot(step).x);
+}
+
+void TargetWatch::record(int64_t step, int64_t rows, const char* kind) {
+  const Snapshot& s = snapshot(step);
+  ++evaluations_;
+  rows_evaluated_ += rows;
+  const TargetLoss loss = loss_at(step);
+  fmt::format_to(std::back_inserter(csv_), "{},{},{},{},{},{},{}\n", s.record.time, s.record.step,
+                 s.record.work_units, loss.value, loss.se, rows, kind);
+}
+
 void TargetWatch::extend(int64_t step, int level, const char* kind) {
   TargetLossEstimator::Sums& sums = memo_[step];
   const int64_t before = sums.y.empty() ? 0 : estimator_.rows_at(estimator_.level_of(sums));
-  const Snapshot& s = snapshot(step);
-  estimator_.extend(s.x, level, sums);
-  if (estimator_.exact(sums) && step > anchor_step_) {
-    estimator_.set_anchor(sums);
-    anchor_step_ = step;
-  }
-  ++evaluations_;
-  const int64_t rows = estimator_.rows_at(level);
-  rows_evaluated_ += rows - before;
-  const TargetLoss loss = estimator_.estimate(sums);
-  fmt::format_to(std::back_inserter(csv_), "{},{},{},{},{},{},{}\n", s.record.time, s.record.step,
-                 s.record.work_units, loss.value, loss.se, rows, kind);
+  estimator_.extend(snapshot(step).x, level, sums);
+  record(step, estimator_.rows_at(level) - before, kind);
+}
+
+void TargetWatch::anchor_at(int64_t step) {
+  memo_[step] = estimator_.anchor(snapshot(step).x);
+  anchor_step_ = step;
+  record(step, estimator_.population(), "anchor");
 }
 
 TargetLossEstimator::Sums& TargetWatch::sums_at(int64_t step, const char* kind) {
@@ -112,27 +127,41 @@ TargetLossEstimator::Sums& TargetWatch::sums_at(int64_t step, const char* kind) 
 bool TargetWatch::below(size_t k, int64_t step, const char* kind) {
   TargetLossEstimator::Sums& sums = sums_at(step, kind);
   const double target = options_.targets[k];
+  // Up to the ceiling one level at a time; past it, at once to F itself: the levels between
+  // would be estimated without the second-order term, less precisely than the ceiling's.
+  const int ceiling = estimator_.refinement_ceiling();
   for (;;) {
-    const TargetLoss loss = estimator_.estimate(sums);
+    const TargetLoss loss = loss_at(step);
     const bool decided = std::abs(loss.value - target) >= kDecisiveErrors * loss.se;
     if (decided || estimator_.exact(sums)) return loss.value <= target;
-    extend(step, estimator_.level_of(sums) + 1, "refine");
+    const int level = estimator_.level_of(sums);
+    extend(step, level < ceiling ? level + 1 : estimator_.levels() - 1, "refine");
   }
 }
 
 void TargetWatch::maybe_anchor(int64_t step) {
   TargetLossEstimator::Sums& sums = sums_at(step, "check");
-  if (estimator_.exact(sums)) return;
+  if (estimator_.exact(sums) || step == anchor_step_) return;
   const TargetLoss plain = estimator_.plain_estimate(sums);
-  const bool first =
-      !estimator_.anchored() && plain.value <= options_.near_ratio * largest_open_target();
-  const bool drifted =
-      estimator_.anchored() && estimator_.estimate(sums).se > kReanchorRatio * plain.se;
-  if (first || drifted) extend(step, estimator_.levels() - 1, "anchor");
+  const TargetLoss here = loss_at(step);
+  // F may be at or below a target here: the steps up to here are about to be decided, and the
+  // plain estimate is too coarse for that (and if the run stops here, the final evaluation is the
+  // anchor's: Recorder::finish).
+  const bool possible_hit = here.value - kDecisiveErrors * here.se <= largest_open_target();
+  const bool drifted = estimator_.anchored() && here.se > kReanchorRatio * plain.se;
+  if ((possible_hit && !estimator_.anchored()) || drifted) anchor_at(step);
 }
 
 void TargetWatch::check(int64_t step) {
   maybe_anchor(step);
+  const TargetLoss here = loss_at(step);
+  // How far F moved between two checks near the target (the largest so far): F between them may
+  // have been that much lower than at either.
+  if (last_check_near_ && last_checked_step_ > 0) {
+    swing_ = std::max(swing_, std::abs(here.value - last_check_value_));
+  }
+  last_check_value_ = here.value;
+  dense_ = dense_ || here.value - kDecisiveErrors * here.se - swing_ <= largest_open_target();
   const Snapshot& s = snapshot(step);
   last_check_work_ = s.record.work_units;
   last_checked_step_ = step;
@@ -141,8 +170,8 @@ void TargetWatch::check(int64_t step) {
   }
   // Once near, the checks stay close together: F's noise may lift it above the threshold again.
   const double open = largest_open_target();
-  last_check_near_ = last_check_near_ ||
-                     (open >= 0 && estimator_.estimate(memo_.at(step)).value <= options_.near_ratio * open);
+  last_check_near_ =
+      last_check_near_ || (open >= 0 && loss_at(step).value <= options_.near_ratio * open);
   drop_decided_snapshots();
 }
 
@@ -181,7 +210,7 @@ void TargetWatch::resolve(size_t k, int64_t last) {
       streak = 1;
     }
     if (streak >= options_.hold) {
-      hits_[k] = TargetHit{snapshot(cursor).record, estimator_.estimate(memo_.at(cursor))};
+      hits_[k] = TargetHit{snapshot(cursor).record, loss_at(cursor)};
       return;
     }
   }
@@ -242,6 +271,9 @@ void TargetWatch::checkpoint(StateArchive& a) {
   a.io(last_check_work_);
   a.io(last_checked_step_);
   a.io(last_check_near_);
+  a.io(dense_);
+  a.io(swing_);
+  a.io(last_check_value_);
   a.io(evaluations_);
   a.io(rows_evaluated_);
   a.io(csv_);

@@ -87,6 +87,24 @@ std::string what_decides(const Comparison& c, const Verdict& v) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// Whether every method of the tie is ahead of every method outside it (Verdict's field).
+bool tie_ahead_of_rest(const Comparison& c, const Verdict& v) {
+  std::vector<int> tie = v.tied;
+  tie.push_back(v.leader);
+  for (int member : tie) {
+    const MethodResult& m = c.methods[static_cast<size_t>(member)];
+    if (!contender(c, m)) return false;
+    for (size_t other = 0; other < c.methods.size(); ++other) {
+      if (std::find(tie.begin(), tie.end(), static_cast<int>(other)) != tie.end()) continue;
+      const MethodResult& o = c.methods[other];
+      if (o.diverged > 0) continue;  // behind wherever it diverged
+      const Estimate r = paired_ratio(criterion_values(c, o), criterion_values(c, m));
+      if (!(r.n >= 2 && r.low > 1)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<double> criterion_values(const Comparison& c, const MethodResult& m) {
@@ -142,7 +160,10 @@ Verdict decide(const Comparison& c) {
            v.versus_leader[static_cast<size_t>(b)].mean;
   });
   v.outcome = v.tied.empty() ? Verdict::Outcome::kBest : Verdict::Outcome::kUndecided;
-  if (!v.decided()) v.what_would_decide = what_decides(c, v);
+  if (!v.decided()) {
+    v.what_would_decide = what_decides(c, v);
+    v.tie_ahead_of_rest = tie_ahead_of_rest(c, v);
+  }
   return v;
 }
 
@@ -189,9 +210,15 @@ std::string describe_verdict(const Comparison& c, const Verdict& v) {
                                  v.versus_leader[static_cast<size_t>(j)].censored > 0 ? "≥ " : "",
                                  format_ratio(v.versus_leader[static_cast<size_t>(j)])));
   }
-  return fmt::format("undecided between {} ({}; {} leads, {}: intervals include 1); what would "
-                     "decide it: {}",
-                     fmt::join(names, " and "), v.criterion, leader.spec, fmt::join(ratios, ", "),
+  const std::string last = names.back();
+  names.pop_back();
+  return fmt::format("undecided between {} and {} ({}; {} leads, {}: intervals include 1){}; what "
+                     "would decide it: {}",
+                     fmt::join(names, ", "), last, v.criterion, leader.spec,
+                     fmt::join(ratios, ", "),
+                     v.tie_ahead_of_rest ? "; each of them is ahead of every other method (paired "
+                                           "95 % intervals above 1)"
+                                         : "",
                      v.what_would_decide);
 }
 

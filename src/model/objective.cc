@@ -216,4 +216,29 @@ std::vector<double> Objective::partition_losses(const Vec& x, Scratch& scratch) 
   return losses;
 }
 
+std::vector<double> Objective::batch_gradients(const Vec& x, const std::vector<Batch>& batches,
+                                               const GradientUse& use, ComputePool& pool,
+                                               const Slots& slots) const {
+  std::vector<double> losses(batches.size());
+  for_each_task(
+      static_cast<int>(batches.size()), pool, slots,
+      [&](int k, Scratch& s) {
+        s.gradient.resize(dim());
+        losses[k] = model_->loss_and_gradient(x, batches[k], s.gradient, *s.workspace);
+      },
+      [&](int k, Scratch& s) { use(k, s.gradient); });
+  return losses;
+}
+
+std::vector<double> Objective::batch_gradients(const Vec& x, const std::vector<Batch>& batches,
+                                               const GradientUse& use, Scratch& scratch) const {
+  std::vector<double> losses(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k) {
+    scratch.gradient.resize(dim());
+    losses[k] = model_->loss_and_gradient(x, batches[k], scratch.gradient, *scratch.workspace);
+    use(static_cast<int>(k), scratch.gradient);
+  }
+  return losses;
+}
+
 }  // namespace pacer

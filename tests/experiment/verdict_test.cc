@@ -56,6 +56,26 @@ TEST(Verdict, TwoIdenticalMethodsAreUndecidedWhateverTheSeeds) {
   EXPECT_EQ(format_versus_leader(v, 1), "1× [1, 1] (tie not excluded)");
 }
 
+TEST(Verdict, ATieAtTheTopSaysThatItsMethodsAreAheadOfTheRest) {
+  const Comparison c = timed({{"a", {10, 12, 9, 11}}, {"b", {10.2, 11.8, 9.1, 11.2}},
+                              {"slow", {30, 33, 29, 35}}});
+  const Verdict v = decide(c);
+  EXPECT_EQ(v.outcome, Verdict::Outcome::kUndecided);
+  EXPECT_TRUE(v.tie_ahead_of_rest);
+  EXPECT_NE(describe_verdict(c, v).find("each of them is ahead of every other method"),
+            std::string::npos);
+  // c is behind a on every seed by the same factor (its interval against a is [1.5, 1.5]) but not
+  // clearly behind b, whose times spread widely: b ties with a, and the tie is not ahead of c.
+  const Comparison loose =
+      timed({{"a", {10, 10, 10, 10}}, {"b", {10, 14, 7, 12}}, {"c", {15, 15, 15, 15}}});
+  const Verdict w = decide(loose);
+  EXPECT_EQ(w.outcome, Verdict::Outcome::kUndecided);
+  EXPECT_EQ(w.tied, (std::vector<int>{1}));
+  EXPECT_FALSE(w.is_tie[2]);
+  EXPECT_FALSE(w.tie_ahead_of_rest);
+  EXPECT_EQ(describe_verdict(loose, w).find("each of them is ahead"), std::string::npos);
+}
+
 TEST(Verdict, ACloseRaceSaysHowManySeedsWouldDecideIt) {
   const Comparison c = timed({{"a", {10, 12, 9}}, {"b", {10.5, 12.2, 9.3}}});
   const Verdict v = decide(c);

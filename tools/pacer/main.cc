@@ -640,6 +640,8 @@ int main(int argc, char** argv) {
                      "optimizer.lr at lr/3, lr, 3 lr; none: no tuning)");
   advise->add_option("--tune-seeds", advise_options.tuning_seeds,
                      "tuning seeds after the reported ones (default 2)");
+  advise->add_option("--max-seeds", advise_options.max_seeds,
+                     "seeds at most for methods tied with the leader (default 30)");
   advise->add_option("--methods", advise_options.methods,
                      "method specs to rank (default: every applicable method)");
   advise->add_option("--s", advise_s, "s (IS-SGD: k) values tried by default (default 1,2,3)");

@@ -31,7 +31,10 @@
 //      the median, drawn twice as often).
 //   6. The verdict of each scenario is compare's (verdict.h): a method is recommended only when it
 //      reached the target on every seed and every other method's paired interval lies above it;
-//      otherwise the answer is "no recommendation", with what would decide it. Its speedup over
+//      otherwise the answer is "no recommendation", with what would decide it. In the measured
+//      scenario, a tie that more seeds would decide (by the spread the seeds show) gets them: the
+//      leader and the tied methods are run on more seeds, after the tuning seeds, up to
+//      `max_seeds` in all, and the verdict is taken again (at most three times). Its speedup over
 //      DGD is the paired ratio of DGD's time to target over its own (geometric mean and 95 %
 //      interval over seeds); where DGD misses the target within the common budget, DGD alone is
 //      run on (×2 at a time, at most 64 times the budget) until it reaches it, so that the speedup
@@ -58,6 +61,9 @@ struct AdviseOptions {
   // tuning (every method at the configuration's value).
   std::string tune;
   int tuning_seeds = 2;
+  // Seeds at most for the leader and the methods tied with it, when the observed spread says
+  // more seeds would decide the tie (run after the tuning seeds; the other methods keep `seeds`).
+  int max_seeds = 30;
   std::string methods;  // comma-separated specs; "" = every applicable method
   std::vector<int> s_values = {1, 2, 3};  // the s (IS-SGD: k) values tried by default
   std::string out_dir;                    // the advice folder (required)

@@ -62,8 +62,9 @@ struct MethodResult {
 };
 
 // How a comparison ranks methods, smaller is better: with a target (has_target), the seeds that
-// missed it, then the mean time to target (censored seeds at their end time); without one,
-// (0, mean final F), +∞ when a seed diverged.
+// missed it, then the geometric mean time to target, or, among methods that missed it on some
+// seed, the geometric mean final F (their censored times are all about the budget); without a
+// target, (0, geometric mean final F). +∞ where a seed diverged.
 std::pair<int, double> criterion_score(const MethodResult& m, bool has_target);
 
 // Fills a method's counts and estimates from its runs (compare.h's table cells).

@@ -16,7 +16,7 @@
 //   method-neutral, since each method averages a different number of minibatch losses),
 //   target.hold (consecutive steps the loss must stay at or below a target, default 1),
 //   target.check_every (on F: work units per worker between checks of F near the target,
-//   default 8, > 0), target.sample (on F: training rows F is estimated on, default 4096; 0 =
+//   default 8, > 0), target.sample (on F: training rows F is estimated on, default 2048; 0 =
 //   every row, exact; target_estimate.h), target.stop (end the run once every target is
 //   reached, default true).
 //   divergence.factor (default 1e4; 0 = off), divergence.hold (default 10): see StopRules.
@@ -68,7 +68,7 @@ struct StopRules {
   int64_t hold = 1;
   bool target_on_full_loss = true;
   double target_check_every = 8;  // target.check_every (target_watch.h)
-  int64_t target_sample = 4096;   // target.sample (target_estimate.h)
+  int64_t target_sample = 2048;   // target.sample (target_estimate.h)
   bool stop_at_targets = true;
   // Divergence by growth: the run ends "diverged" once the reported loss has been above
   // divergence_factor * max(first reported loss, 1) for divergence_hold consecutive updates
@@ -233,7 +233,9 @@ class Recorder : public Monitor {
       a.io(has_tilde);
     }
   };
-  Evaluated evaluate(const Vec& x, const UpdateRecord& at);
+  // Evaluates x (F, ‖∇F‖², F̃, the test set) and appends the row to evals.csv. `at_anchor`: x is
+  // the target watch's anchor, whose F and ∇F are taken from it.
+  Evaluated evaluate(const Vec& x, const UpdateRecord& at, bool at_anchor = false);
   bool evaluation_due(const UpdateRecord& record);
   // Writes "time,step,work_units," of `record`: the first columns of log.csv and evals.csv.
   void write_position(RowText& row, const UpdateRecord& record);

@@ -3,25 +3,30 @@
 // evaluating F (target_estimate.h) at few steps.
 //
 // How. The watch keeps the model of every step since the last step it has decided (a window of
-// snapshots) and checks F at some of them:
-//   * Checks. F is checked once the workers have done `check_every` work units each since the
-//     last check (a DGD or PGC step is one unit per worker, a GC step s + 1, an asynchronous
-//     update 1/n): every 8 units by default near the target, and `far_factor` (8) times as far
-//     apart until a check finds F at or below near_ratio (1.1) times the largest target not yet
-//     reached (from then on the checks stay close: F's noise may lift it again). The schedule depends on F's values and the work done only, never on wall time, so
-//     it is the same on every machine. A check is also made when the window is full, at every
-//     step while a target's hold is under way, and at the run's last update.
+// snapshots) and checks F at some of them. The schedule depends on F's values and the work done
+// only, never on wall time, so it is the same on every machine.
+//   * Checks. Far from the target F is checked every `far_factor` × `check_every` work units per
+//     worker (64: a DGD or PGC step is one unit per worker, a GC step s + 1, an asynchronous
+//     update 1/n), every `check_every` (8) once a check found F at or below near_ratio (1.1)
+//     times the largest target not yet reached, and every `hold` steps once a check found that F
+//     may have met a target or may do so before the next check (its estimate, less 3 standard
+//     errors and less the largest change of F between two checks near the target so far, at or
+//     below it): from then on every stretch of `hold` steps at or below the target holds a
+//     checked step, so none goes unseen. A check is also made when the window is full, at every step while a target's hold
+//     is under way, and at the run's last update. Before F may have met a target, a stretch below
+//     it that starts and ends between two checks is not seen.
 //   * Resolution. When a check finds F at or below a target, the steps since that target's last
 //     decided step are searched, in order, for the first step from which F stays at or below it
 //     for `hold` steps: coarsely (8 evenly spaced steps at a time) and then step by step, on the
-//     saved models. Not seen: a stretch below the target that starts and ends between two checks
-//     or two coarse points while F there is above it.
+//     saved models.
 //   * Decisions. "F(x_t) ≤ target" is decided on the estimate of target_estimate.h only where it
 //     is at least 3 standard errors from the target (wrong with probability below 1 %); closer,
-//     the estimate is refined on twice the rows, and again, up to F itself.
-//   * Anchors. The estimate is anchored (an exact evaluation, target_estimate.h) at the first check
-//     that finds it near a target, again when its standard error has grown past half the plain
-//     estimate's, and at every later step that a refinement evaluated exactly.
+//     the estimate is refined on twice the rows, and again (TargetLossEstimator::
+//     refinement_ceiling), up to F itself.
+//   * Anchors. The estimate is anchored (an exact evaluation of loss and gradient,
+//     target_estimate.h) at the first check where F may have met a target, and again when its
+//     standard error has grown past half the plain estimate's. A run that stops at an
+//     anchor needs no other final evaluation: the anchor is one (anchored_at, Recorder::finish).
 //   * The resolution is checked against evaluating F at every step in
 //     tests/experiment/target_watch_test.cc; docs/decisions.md has the measurements.
 // A target is reached at the step that completes its hold: its step, time and work units are that
@@ -72,6 +77,8 @@ class TargetWatch {
   void on_run_end();
 
   const std::optional<TargetHit>& hit(size_t k) const { return hits_[k]; }
+  // The step of the last anchor (-1: none): F and ‖∇F‖² there are exact (TargetLossEstimator).
+  int64_t anchored_at() const { return anchor_step_; }
   bool all_reached() const;
   // Evaluations the watch made (refinements included), and the training rows they covered.
   int64_t evaluations() const { return evaluations_; }
@@ -104,9 +111,14 @@ class TargetWatch {
   // The evaluation of a step of the window (kept until the window moves past it), made at the
   // lowest level when there is none.
   TargetLossEstimator::Sums& sums_at(int64_t step, const char* kind);
-  // Evaluates `step` up to `level`, recording it; an exact evaluation later than the anchor
-  // becomes the anchor.
+  // The estimate of F at a step of the memo, against the current anchor.
+  TargetLoss loss_at(int64_t step) const;
+  // Evaluates `step` up to `level`, recording it.
   void extend(int64_t step, int level, const char* kind);
+  // Makes `step` the anchor (an exact evaluation with gradients), recording it.
+  void anchor_at(int64_t step);
+  // Adds an evaluation of `rows` rows at `step` to the counts and to the CSV.
+  void record(int64_t step, int64_t rows, const char* kind);
   const Snapshot& snapshot(int64_t step) const;
   void maybe_anchor(int64_t step);
   // Whether F at `step` is at or below target k, refined until the estimate decides it.
@@ -130,6 +142,9 @@ class TargetWatch {
   double last_check_work_ = 0;
   int64_t last_checked_step_ = 0;
   bool last_check_near_ = false;
+  bool dense_ = false;  // a check found that F may have met a target: checks every `hold` steps
+  double swing_ = 0;    // the largest change of F between two checks near the target
+  double last_check_value_ = 0;
   int64_t evaluations_ = 0, rows_evaluated_ = 0;
   std::string csv_;
 };

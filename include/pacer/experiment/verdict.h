@@ -51,6 +51,10 @@ struct Verdict {
   std::vector<int> seeds_needed;
   // What would decide it, in a sentence ("" when decided).
   std::string what_would_decide;
+  // kUndecided: whether every method of the tie (the leader and `tied`) is ahead of every other
+  // method by the same rule (paired interval above 1): the tie is then at the top, and any of
+  // its methods beats the rest.
+  bool tie_ahead_of_rest = false;
 
   bool decided() const { return outcome == Outcome::kBest; }
 };

@@ -15,6 +15,7 @@
 // const and thread-compatible: each worker brings its own Scratch and Rng.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -90,6 +91,15 @@ class Objective {
                                    Scratch& scratch) const;
   std::vector<double> batch_losses(const Vec& x, const std::vector<Batch>& batches,
                                    ComputePool& pool, const Slots& slots) const;
+  // The same with each batch's gradient: use(k, gradient) is called on the calling thread for
+  // k = 0, 1, ... in order, with the gradient of batch k's mean loss (valid during the call only).
+  // Returns the mean losses.
+  using GradientUse = std::function<void(int, const Vec&)>;
+  std::vector<double> batch_gradients(const Vec& x, const std::vector<Batch>& batches,
+                                      const GradientUse& use, Scratch& scratch) const;
+  std::vector<double> batch_gradients(const Vec& x, const std::vector<Batch>& batches,
+                                      const GradientUse& use, ComputePool& pool,
+                                      const Slots& slots) const;
 
  private:
   // Whether g_p is computed on a minibatch (0 < batch < |D_p|), not on the whole partition.
