@@ -146,7 +146,10 @@ std::string seed_runs_csv(const Comparison& c) {
     for (const SeedRun& r : m.runs) {
       out += fmt::format("{},{},{},{},{},{}", m.spec, r.seed, r.folder, r.status, r.reached ? 1 : 0,
                          r.diverged ? 1 : 0);
-      for (double SeedRun::*field : kRunNumbers) out += "," + number_text(r.*field);
+      for (double SeedRun::*field : kRunNumbers) {
+        out += ',';
+        out += number_text(r.*field);
+      }
       out += fmt::format(",{},{},{}\n", target, kind_name(c.budget.kind), c.budget.value);
     }
   }

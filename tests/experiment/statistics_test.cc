@@ -52,7 +52,9 @@ TEST(Statistics, NoIntervalOfAPositiveQuantityReachesBelowZero) {
     EXPECT_GE(q.low, 0) << trial;
     EXPECT_LE(q.high, 1) << trial;
     const Estimate r = paired_ratio(positive, with_zero);
-    if (!r.empty() && r.has_interval()) EXPECT_GT(r.low, 0) << trial;
+    if (!r.empty() && r.has_interval()) {
+      EXPECT_GT(r.low, 0) << trial;
+    }
   }
 }
 

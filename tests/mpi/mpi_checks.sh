@@ -660,7 +660,7 @@ TOML
     # A float32 torch model (no L2 term) reads x only rounded to float, and DGD's full-batch
     # gradients are floats: the model goes to the workers and the gradients come back in float32
     # (half the bytes), and the MPI run must still equal the simulated one bit for bit.
-    "$pacer" version | grep -q '^libtorch' || { echo "SKIP ($check): no libtorch"; exit 0; }
+    "$pacer" version | grep -q '^libtorch [0-9]' || { echo "SKIP ($check): no libtorch"; exit 0; }
     cat >run.toml <<EOF
 seed = 5
 workers = 4
