@@ -420,16 +420,38 @@ std::string recommendation(const ScenarioResult& r) {
   const Comparison& c = r.compare.comparison;
   const Verdict& v = r.compare.verdict;
   const std::string seeds = r.extra_seeds.empty() ? "" : "\n  (" + r.extra_seeds + ")";
-  if (!v.decided()) return "no recommendation: " + describe_verdict(c, v) + seeds + "\n";
-  const MethodResult& best = c.methods[static_cast<size_t>(v.leader)];
-  std::string text = fmt::format("recommended: {}: {} {} s on {}/{} seeds", best.spec,
-                                 v.criterion, format_estimate(best.time_to_target, "{:.4g}"),
-                                 best.reached, best.runs.size());
-  if (!c.targets.empty() && !r.dgd.empty() && best.spec.rfind("dgd", 0) != 0) {
-    const Estimate s = paired_ratio(r.dgd, criterion_values(c, best));
-    text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
-                        format_estimate(s, "{:.2f}"), s.n,
-                        r.dgd_note.empty() ? "" : "; " + r.dgd_note);
+  // A tie whose every member is ahead of every other method (each paired interval above 1, each
+  // member at the target on every seed) is a recommendation of the group, not of one member: the
+  // runs decide that much and no more.
+  // Two methods that cannot be told apart and nothing else is no recommendation at all.
+  const bool group = !v.decided() && v.leader >= 0 && v.tie_ahead_of_rest &&
+                     v.tied.size() + 1 < c.methods.size();
+  if (!v.decided() && !group) {
+    return "no recommendation: " + describe_verdict(c, v) + seeds + "\n";
+  }
+  std::vector<int> members = {v.leader};
+  if (group) members.insert(members.end(), v.tied.begin(), v.tied.end());
+  std::string text;
+  if (group) {
+    std::vector<std::string> names;
+    for (int j : members) names.push_back(c.methods[static_cast<size_t>(j)].spec);
+    text = fmt::format(
+        "recommended: one of {} (tied with each other; each ahead of every other method)",
+        fmt::join(names, ", "));
+  } else {
+    text = "recommended:";
+  }
+  for (int j : members) {
+    const MethodResult& m = c.methods[static_cast<size_t>(j)];
+    text += fmt::format("{}{}: {} {} s on {}/{} seeds", group ? "\n  " : " ", m.spec,
+                        v.criterion, format_estimate(m.time_to_target, "{:.4g}"), m.reached,
+                        m.runs.size());
+    if (!c.targets.empty() && !r.dgd.empty() && m.spec.rfind("dgd", 0) != 0) {
+      const Estimate s = paired_ratio(r.dgd, criterion_values(c, m));
+      text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
+                          format_estimate(s, "{:.2f}"), s.n,
+                          r.dgd_note.empty() ? "" : "; " + r.dgd_note);
+    }
   }
   return text + "\n  (" + describe_verdict(c, v) + ")" + seeds + "\n";
 }

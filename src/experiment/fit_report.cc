@@ -383,71 +383,81 @@ struct FigureFiles {
   std::string measured, models, workers, script;
 };
 
-FigureFiles figure_files(const DurationTrace& trace, const TraceFit& fit) {
-  FigureFiles files;
-  std::vector<double> all;
-  for (const std::vector<double>& r : trace.rows) all.insert(all.end(), r.begin(), r.end());
-  const auto [low, high] = std::minmax_element(all.begin(), all.end());
-  const figure::Axis axis = figure::fit_axis({*low, *high});
-  const std::string source = "# written by pacer fit from " + trace.source + "\n";
-  files.measured =
-      source + "# x F(x) P(X > x): the measured CDF of all rows\n" + measured_block(all);
+// One figure panel's data file and the gnuplot plot clauses that draw it.
+struct Curves {
+  std::string data;
+  std::vector<std::string> cdf, tail;  // clauses for the CDF panel and the tail panel
+};
 
-  std::vector<std::string> clauses = {
+// The measured CDF of all rows and every fitted (pooled) model's CDF and tail, best first.
+Curves model_curves(const DurationTrace& trace, const TraceFit& fit, const figure::Axis& axis,
+                    const std::string& source) {
+  Curves c;
+  c.cdf = {
       "'figures/fit-measured.dat' using 1:2 with steps lw 3 lc rgb '#000000' title 'measured'"};
-  std::vector<std::string> tails = {
+  c.tail = {
       "'figures/fit-measured.dat' using 1:3 with steps lw 3 lc rgb '#000000' title 'measured'"};
-  files.models = source + "# x F(x) P(X > x) of each fitted model (pooled), one block each\n";
+  c.data = source + "# x F(x) P(X > x) of each fitted model (pooled), one block each\n";
   int block = 0;
   const double best_aic = fit.best().aic;
   for (size_t i : fit.ranking) {
     const ModelFit& m = fit.pooled[i];
     if (!m.fits) continue;
-    files.models +=
-        fmt::format("{}# {}: {}\n", block ? "\n\n" : "", family_name(m.family), m.describe());
+    c.data += fmt::format("{}# {}: {}\n", block ? "\n\n" : "", family_name(m.family), m.describe());
     for (double x : curve_grid(axis, m)) {
       const double f = pooled_cdf(m, trace, x);
-      files.models += data_row(x, f, 1 - f);
+      c.data += data_row(x, f, 1 - f);
     }
     const std::string style =
         fmt::format("with lines lw 2 lc rgb '{}' dt {}", figure::method_colour(block), block + 1);
     const std::string title =
         fmt::format("{} (ΔAIC {:.1f})", family_name(m.family), m.aic - best_aic);
-    clauses.push_back(fmt::format("'figures/fit-models.dat' index {} using 1:2 {} title {}", block,
-                                  style, gp_string(title)));
-    tails.push_back(fmt::format("'figures/fit-models.dat' index {} using 1:3 {} title {}", block,
+    c.cdf.push_back(fmt::format("'figures/fit-models.dat' index {} using 1:2 {} title {}", block,
                                 style, gp_string(title)));
+    c.tail.push_back(fmt::format("'figures/fit-models.dat' index {} using 1:3 {} title {}", block,
+                                 style, gp_string(title)));
     ++block;
   }
+  return c;
+}
 
+// Per worker (the first kFigureWorkers): the measured CDF and the best model's fitted one.
+Curves worker_curves(const DurationTrace& trace, const TraceFit& fit, const figure::Axis& axis,
+                     const std::string& source) {
+  Curves c;
   const ModelFit& best = fit.best();
   const int shown = std::min(trace.workers(), kFigureWorkers);
-  std::vector<std::string> workers;
-  files.workers = source + "# per worker: block 2w the measured CDF (x F), 2w + 1 the fitted\n";
+  c.data = source + "# per worker: block 2w the measured CDF (x F), 2w + 1 the fitted\n";
   for (int w = 0; w < shown; ++w) {
-    files.workers += fmt::format("{}# worker {} measured\n", w ? "\n\n" : "", w);
-    files.workers += measured_block(trace.rows[w]);
-    files.workers += fmt::format("\n\n# worker {} fitted: {}\n", w, family_name(best.family));
-    for (double x : curve_grid(axis, best)) files.workers += data_row(x, best.cdf(w, x), NAN);
+    c.data += fmt::format("{}# worker {} measured\n", w ? "\n\n" : "", w);
+    c.data += measured_block(trace.rows[w]);
+    c.data += fmt::format("\n\n# worker {} fitted: {}\n", w, family_name(best.family));
+    for (double x : curve_grid(axis, best)) c.data += data_row(x, best.cdf(w, x), NAN);
     const std::string colour = figure::method_colour(w);
-    workers.push_back(fmt::format(
+    c.cdf.push_back(fmt::format(
         "'figures/fit-workers.dat' index {} using 1:2 with steps lw 2 lc rgb '{}' title 'worker "
         "{}'",
         2 * w, colour, w));
-    workers.push_back(fmt::format(
+    c.cdf.push_back(fmt::format(
         "'figures/fit-workers.dat' index {} using 1:2 with lines lw 2 lc rgb '{}' dt 2 notitle",
         2 * w + 1, colour));
   }
+  return c;
+}
 
+// fit.gp: three panels (CDF, tail, per worker) drawing the curves' clauses.
+std::string fit_script(const DurationTrace& trace, const TraceFit& fit, const figure::Axis& axis,
+                       const Curves& models, const Curves& workers) {
   auto plot = [](const std::vector<std::string>& c) {
     return "plot " + fmt::format("{}", fmt::join(c, ", \\\n     ")) + "\n";
   };
+  const int shown = std::min(trace.workers(), kFigureWorkers);
   const std::string title = fmt::format("{}: measured durations and the fitted timing models ({})",
                                         trace.source, scope_words(fit.scope));
   const std::string worker_title =
-      fmt::format("per worker: measured (solid), {} (dashed){}", family_name(best.family),
+      fmt::format("per worker: measured (solid), {} (dashed){}", family_name(fit.best().family),
                   shown < trace.workers() ? fmt::format(", workers 0-{}", shown - 1) : "");
-  files.script = fmt::format(
+  return fmt::format(
       "# fit.gp: the timing models pacer fit fitted to {}, against the measured durations.\n"
       "# It reads only the files in figures/. Re-run it in this folder with\n"
       "#   gnuplot fit.gp\n"
@@ -482,9 +492,25 @@ FigureFiles figure_files(const DurationTrace& trace, const TraceFit& fit) {
       "unset multiplot\n"
       "set output\n",
       trace.source, gp_string(title), axis.log ? "set logscale x\n" : "",
-      figure::data_number(axis.low), figure::data_number(axis.high), plot(clauses),
-      figure::data_number(0.5 / static_cast<double>(trace.size())), plot(tails),
-      gp_string(worker_title), plot(workers));
+      figure::data_number(axis.low), figure::data_number(axis.high), plot(models.cdf),
+      figure::data_number(0.5 / static_cast<double>(trace.size())), plot(models.tail),
+      gp_string(worker_title), plot(workers.cdf));
+}
+
+FigureFiles figure_files(const DurationTrace& trace, const TraceFit& fit) {
+  std::vector<double> all;
+  for (const std::vector<double>& r : trace.rows) all.insert(all.end(), r.begin(), r.end());
+  const auto [low, high] = std::minmax_element(all.begin(), all.end());
+  const figure::Axis axis = figure::fit_axis({*low, *high});
+  const std::string source = "# written by pacer fit from " + trace.source + "\n";
+  const Curves models = model_curves(trace, fit, axis, source);
+  const Curves workers = worker_curves(trace, fit, axis, source);
+  FigureFiles files;
+  files.measured =
+      source + "# x F(x) P(X > x): the measured CDF of all rows\n" + measured_block(all);
+  files.models = models.data;
+  files.workers = workers.data;
+  files.script = fit_script(trace, fit, axis, models, workers);
   return files;
 }
 

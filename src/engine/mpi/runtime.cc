@@ -363,33 +363,12 @@ void poll_sleep(int microseconds) {
   std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
 }
 
-void begin_run(const std::string& config_toml, int workers, const SessionOptions& options) {
-  PACER_CHECK(g_active && g_rank == 0);
-  if (g_size != workers + 1) {
-    fail(
-        "engine.name = \"mpi\" needs workers + 1 = {} MPI processes (rank 0 runs the master, "
-        "ranks 1..{} the workers) but this job has {}: launch it as mpirun -np {} pacer ...",
-        workers + 1, workers, g_size, workers + 1);
-  }
-  if (const std::vector<int> lost = lost_ranks(); !lost.empty()) {
-    fail(
-        "MPI: rank {} (worker {}) was lost in an earlier run of this job (engine.worker_timeout_s) "
-        "and every run needs all {} worker ranks: start the remaining runs in a new mpirun job",
-        lost.front(), lost.front() - 1, workers);
-  }
-  // Run command: header + the configuration text, one message per worker rank.
-  std::vector<char> command(sizeof(CommandHeader) + config_toml.size());
-  CommandHeader header{.kind = Command::kRun, .exit_status = 0};
-  std::memcpy(command.data(), &header, sizeof header);
-  std::memcpy(command.data() + sizeof header, config_toml.data(), config_toml.size());
-  std::vector<MPI_Request> sends(workers);
-  for (int r = 1; r <= workers; ++r) {
-    check(MPI_Isend(command.data(), static_cast<int>(command.size()), MPI_BYTE, r, kTagCommand,
-                    MPI_COMM_WORLD, &sends[r - 1]),
-          "MPI_Isend", r, kTagCommand);
-  }
+namespace {
 
-  // Setup reports, in whatever order they come.
+// Receives every worker rank's setup report (an empty text = ready, else its error), in whatever
+// order they come; ends the job if some rank is silent for engine.timeout_s (they cannot be
+// told anything reliable then). Index r holds rank r's report.
+std::vector<std::string> collect_setup_reports(int workers, const SessionOptions& options) {
   std::vector<bool> reported(workers + 1, false);
   std::vector<std::string> errors(workers + 1);
   int pending = workers;
@@ -429,6 +408,38 @@ void begin_run(const std::string& config_toml, int workers, const SessionOptions
     errors[r] = std::move(text);
     --pending;
   }
+  return errors;
+}
+
+}  // namespace
+
+void begin_run(const std::string& config_toml, int workers, const SessionOptions& options) {
+  PACER_CHECK(g_active && g_rank == 0);
+  if (g_size != workers + 1) {
+    fail(
+        "engine.name = \"mpi\" needs workers + 1 = {} MPI processes (rank 0 runs the master, "
+        "ranks 1..{} the workers) but this job has {}: launch it as mpirun -np {} pacer ...",
+        workers + 1, workers, g_size, workers + 1);
+  }
+  if (const std::vector<int> lost = lost_ranks(); !lost.empty()) {
+    fail(
+        "MPI: rank {} (worker {}) was lost in an earlier run of this job (engine.worker_timeout_s) "
+        "and every run needs all {} worker ranks: start the remaining runs in a new mpirun job",
+        lost.front(), lost.front() - 1, workers);
+  }
+  // Run command: header + the configuration text, one message per worker rank.
+  std::vector<char> command(sizeof(CommandHeader) + config_toml.size());
+  CommandHeader header{.kind = Command::kRun, .exit_status = 0};
+  std::memcpy(command.data(), &header, sizeof header);
+  std::memcpy(command.data() + sizeof header, config_toml.data(), config_toml.size());
+  std::vector<MPI_Request> sends(workers);
+  for (int r = 1; r <= workers; ++r) {
+    check(MPI_Isend(command.data(), static_cast<int>(command.size()), MPI_BYTE, r, kTagCommand,
+                    MPI_COMM_WORLD, &sends[r - 1]),
+          "MPI_Isend", r, kTagCommand);
+  }
+
+  const std::vector<std::string> errors = collect_setup_reports(workers, options);
   for (int r = 1; r <= workers; ++r) {
     wait_polling(sends[r - 1], "MPI_Isend", r, kTagCommand, options.poll_sleep_us, 0);
   }
