@@ -5,6 +5,7 @@
 # (-fno-sanitize-recover) and any leak in pacer's code fails the test it happens in.
 #
 #   scripts/check-sanitizers.sh [BUILD_DIR] [CTEST_ARGS...]     (default: build-asan)
+# Then the ThreadSanitizer pass, scripts/check-tsan.sh, in TSAN_BUILD_DIR (default build-tsan).
 # Environment: JOBS sets build and test parallelism (2).
 #
 # It installs nothing: it needs what scripts/setup.sh installs (run that, or scripts/test.sh,
@@ -74,5 +75,7 @@ if [ -n "$reports" ]; then
   echo "check-sanitizers: $(echo "$reports" | wc -l) sanitizer report(s), above" >&2
   status=1
 fi
+# The ThreadSanitizer pass: its own build folder (TSan and ASan cannot share one process).
+(cd "$root" && scripts/check-tsan.sh "${TSAN_BUILD_DIR:-build-tsan}") || status=1
 [ $status = 0 ] && echo "check-sanitizers: clean (no test failed, no sanitizer report)" >&2
 exit $status

@@ -214,7 +214,12 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
       value = format_estimate(has_target ? w.time_to_target : w.final_loss,
                               has_target ? "{:.2f}" : "{:.4g}");
       if (has_target) value += fmt::format(" ({}/{} reached)", w.reached, w.runs.size());
-      over_dgd = format_ratio(r.speedup_over_dgd[static_cast<size_t>(r.verdict.leader)]);
+      // DGD against itself is no comparison: the column says so instead of a 1.00 "tie".
+      if (w.spec != "dgd") {
+        over_dgd = format_ratio(r.speedup_over_dgd[static_cast<size_t>(r.verdict.leader)]);
+      } else {
+        over_dgd = "(dgd)";
+      }
     }
     md += fmt::format(" {} | {} | {} | {} | [report]({}/report.md) |\n", cell_verdict(r), value,
                       over_dgd, r.verdict.what_would_decide.empty() ? "—" : r.verdict.what_would_decide,
