@@ -102,7 +102,9 @@ Config load_config(const ConfigArgs& args) {
       config.unset(edits[i + 1]);
     }
   }
-  if (!args.engine.empty()) config.set_string("engine.name", args.engine);
+  if (!args.engine.empty()) {
+    config.set_string("engine.name", args.engine, "--engine " + args.engine);
+  }
   return config;
 }
 
