@@ -461,7 +461,8 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     }
     for (const std::string& key : probe.unread_keys()) {
       if (key == c.tuned_key) {
-        fail("--tune {}: {} does not read {}", options.tune, options.methods[m], c.tuned_key);
+        fail("--tune {}: {} does not read {}{}", options.tune, options.methods[m], c.tuned_key,
+             probe.suggest_key(key));
       }
       ++unread_count[key];
     }
