@@ -174,9 +174,8 @@ std::string describe_criterion(const Comparison& c) {
       "the time to the first step at which {} is at or below {:g} for {} consecutive step{}{}",
       on_f ? "the full training loss F" : "the reported minibatch loss", c.targets.front(),
       c.target_hold, c.target_hold == 1 ? "" : "s",
-      on_f ? ""
-           : " (target.on = \"train\": the PGC paper's criterion, noisier than F and not "
-             "method-neutral: each method averages a different number of minibatches)");
+      on_f ? "" : " (target.on = \"train\": the PGC paper's criterion, noisier than F and not "
+                  "method-neutral: each method averages a different number of minibatches)");
 }
 
 // The role of method m in the verdict, for compare.csv: "best", "leader" (undecided), "tie",
