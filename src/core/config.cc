@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "pacer/core/error.h"
+#include "pacer/core/suggest.h"
 
 namespace pacer {
 namespace {
@@ -232,7 +233,8 @@ Config::Config(const Config& other)
       source_(other.source_),
       read_(other.read_),
       overridden_(other.overridden_),
-      file_choices_(other.file_choices_) {}
+      file_choices_(other.file_choices_),
+      origins_(other.origins_) {}
 Config& Config::operator=(const Config& other) {
   if (this != &other) {
     table_ = std::make_unique<toml::table>(*other.table_);
@@ -241,6 +243,7 @@ Config& Config::operator=(const Config& other) {
     read_ = other.read_;
     overridden_ = other.overridden_;
     file_choices_ = other.file_choices_;
+    origins_ = other.origins_;
   }
   return *this;
 }
@@ -286,7 +289,7 @@ Config Config::load(const std::string& path) {
   return parse(text, path);
 }
 
-void Config::set(std::string_view assignment) {
+void Config::set(std::string_view assignment, std::string_view origin) {
   size_t eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     fail("--set '{}': expected key=value", assignment);
@@ -296,6 +299,7 @@ void Config::set(std::string_view assignment) {
   std::string value(assignment.substr(eq + 1));
   while (!value.empty() && value.front() == ' ') value.erase(value.begin());
   note_override(key);
+  origins_[key] = origin.empty() ? fmt::format("--set {}={}", key, value) : std::string(origin);
   toml::table parsed;
   bool ok = true;
   try {
@@ -311,9 +315,10 @@ void Config::set(std::string_view assignment) {
   }
 }
 
-void Config::set_string(std::string_view key, std::string_view value) {
+void Config::set_string(std::string_view key, std::string_view value, std::string_view origin) {
   note_override(key);
   put(*table_, key, std::string(value), source_);
+  if (!origin.empty()) origins_[std::string(key)] = origin;
 }
 void Config::set_int(std::string_view key, int64_t value) {
   note_override(key);
@@ -345,6 +350,9 @@ void Config::unset(std::string_view key) {
 }
 
 void Config::note_override(std::string_view key) {
+  // The previous override's words no longer describe the key (a plain set_* has the file's).
+  const auto old = origins_.find(key);
+  if (old != origins_.end()) origins_.erase(old);
   for (std::string_view component : kComponentKeys) {
     const bool covers = component == key ||
                         (component.size() > key.size() && component.substr(0, key.size()) == key &&
@@ -368,10 +376,26 @@ bool Config::has(std::string_view key) const { return find(*table_, key) != null
 
 void Config::mark_read(std::string_view key) const { read_.insert(std::string(key)); }
 
+std::string Config::origin(std::string_view key) const {
+  // The key itself, then each table above it, longest first.
+  for (std::string_view prefix = key;;) {
+    const auto it = origins_.find(prefix);
+    if (it != origins_.end()) return it->second;
+    const size_t dot = prefix.rfind('.');
+    if (dot == std::string_view::npos) break;
+    prefix = prefix.substr(0, dot);
+  }
+  return source_.empty() ? "config" : source_;
+}
+
+std::string Config::suggest_key(std::string_view key) const {
+  return did_you_mean(key, std::vector<std::string>(read_.begin(), read_.end()));
+}
+
 void Config::fail_key(std::string_view key, std::string_view expected) const {
   const toml::node* node = find(*table_, key);
   std::string got = node ? ", got " + describe(*node) : "";
-  fail("{}: key '{}': expected {}{}", source_.empty() ? "config" : source_, key, expected, got);
+  fail("{}: key '{}': expected {}{}", origin(key), key, expected, got);
 }
 
 int64_t Config::get_int(std::string_view key, int64_t fallback) const {
@@ -465,8 +489,20 @@ std::string Config::get_choice(std::string_view key, std::string_view fallback,
   for (std::string_view c : choices) {
     if (value == c) return value;
   }
-  fail("{}: key '{}': expected one of {}, got \"{}\"", source_.empty() ? "config" : source_, key,
-       fmt::join(choices, ", "), value);
+  fail("{}: key '{}': expected one of {}, got \"{}\"{}", origin(key), key, fmt::join(choices, ", "),
+       value, did_you_mean(value, std::vector<std::string>(choices.begin(), choices.end())));
+}
+
+std::string Config::require_existing_path(std::string_view key) const {
+  const std::string path = require_string(key);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  const std::filesystem::path written(path);
+  const std::string where =
+      written.is_absolute()
+          ? std::string()
+          : fmt::format(" (resolved against {})", std::filesystem::current_path(ec).string());
+  fail("{}: {}: \"{}\" not found{}", origin(key), key, path, where);
 }
 
 std::vector<std::string> Config::unread_keys() const {
@@ -512,8 +548,8 @@ std::string Config::Switch::describe(std::string_view source) const {
 void Config::reject_unread_keys() const {
   auto unread = unread_keys();
   if (!unread.empty()) {
-    fail("{}: unknown key '{}' (misspelt, or not used by this method/model/timing model)",
-         source_.empty() ? "config" : source_, unread.front());
+    fail("{}: unknown key '{}' (misspelt, or not used by this method/model/timing model){}",
+         origin(unread.front()), unread.front(), suggest_key(unread.front()));
   }
 }
 

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "internal.h"
+#include "numpy.h"
 #include "pacer/core/error.h"
 #include "pacer/data/loaders.h"
 
@@ -94,6 +96,42 @@ std::string describe_text(const std::string& path, bool libsvm, bool compressed)
   return out;
 }
 
+// One .npy array: its dtype and shape; a 1-d array is described as labels, any other by its range.
+std::string describe_npy(const std::string& path) {
+  const data_internal::NpyArray array =
+      data_internal::read_npy(path, path, MemoryLimit::system_default());
+  std::string out = fmt::format("{}: NumPy .npy array\n  dtype:    '{}'\n  shape:    {}\n", path,
+                                array.type.descr, array.shape_text());
+  if (array.count() == 0) return out;
+  if (array.shape.size() == 1) {
+    std::vector<double> labels(array.count());
+    array.to_doubles(0, labels.size(), labels.data());
+    return out + label_lines(labels);
+  }
+  // The range in chunks, so that a large array is never held as doubles.
+  constexpr uint64_t kChunk = 1 << 16;
+  std::vector<double> chunk(kChunk);
+  double low = std::numeric_limits<double>::infinity(), high = -low;
+  for (uint64_t first = 0; first < array.count(); first += kChunk) {
+    const uint64_t n = std::min(kChunk, array.count() - first);
+    array.to_doubles(first, n, chunk.data());
+    const auto [lo, hi] = std::minmax_element(chunk.begin(), chunk.begin() + n);
+    low = std::min(low, *lo);
+    high = std::max(high, *hi);
+  }
+  return out + fmt::format("  values:   {:g} to {:g}\n", low, high);
+}
+
+// An .npz archive holding a data set (arrays X and y).
+std::string describe_npz(const std::string& path) {
+  const data_internal::RawTable table =
+      data_internal::read_numpy({path, "", "", ""}, MemoryLimit::system_default());
+  return fmt::format(
+      "{}: NumPy .npz archive (arrays X and y)\n  samples:  {}\n  features: {}\n{}{}", path,
+      table.labels.size(), table.features.cols(), label_lines(table.labels),
+      value_line(table.features));
+}
+
 // Text as written by hand or by a program: no control characters other than tab and line ends.
 bool looks_like_text(std::string_view sample) {
   return std::none_of(sample.begin(), sample.end(), [](char c) {
@@ -127,10 +165,12 @@ std::string describe_data_file(const std::string& path) {
   if (magic == data_internal::kIdxImagesMagic) return describe_idx_images(path);
   if (magic == data_internal::kIdxLabelsMagic) return describe_idx_labels(path);
 
+  if (data_internal::is_zip(path)) return describe_npz(path);
   GzFile file(path);
   const std::string sample = file.read_up_to(1 << 16);
   const bool compressed = file.compressed();
   if (sample.empty()) fail("{}: empty file", path);
+  if (sample.rfind("\x93NUMPY", 0) == 0) return describe_npy(path);
   if (!looks_like_text(sample)) {
     std::error_code ec;
     const uint64_t size =
@@ -138,7 +178,7 @@ std::string describe_data_file(const std::string& path) {
     if (!ec && size % data_internal::kCifarRecordBytes == 0) return describe_cifar(path);
     fail(
         "{}: unrecognised format; expected IDX (magic 0x00000803 or 0x00000801), a CIFAR-10 "
-        "binary batch (a multiple of 3073 bytes), LIBSVM or CSV text",
+        "binary batch (a multiple of 3073 bytes), NumPy .npy or .npz, LIBSVM or CSV text",
         path);
   }
   return describe_text(path, looks_like_libsvm(sample), compressed);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "numpy.h"
 #include "pacer/core/error.h"
 #include "pacer/data/loaders.h"
 #include "pacer/data/normalize.h"
@@ -28,6 +29,25 @@ int int_key(const Config& config, std::string_view key, int fallback, int minimu
                                       : fmt::format("an integer >= {}", minimum));
   }
   return static_cast<int>(value);
+}
+
+// A path key that may be absent ("" then).
+std::string optional_path(const Config& config, std::string_view key) {
+  return config.has(key) ? config.require_string(key) : std::string();
+}
+
+// Checks, once every key is read (a config mistake is reported before a missing file), that the
+// paths the present `keys` name exist (Config::require_existing_path).
+void require_existing(const Config& config, std::initializer_list<std::string_view> keys) {
+  for (std::string_view key : keys) {
+    if (config.has(key)) config.require_existing_path(key);
+  }
+}
+
+// A folder key with a default: given, it must exist, so a relative path that does not is
+// reported with the folder it was resolved against.
+std::string folder_key(const Config& config, std::string_view key, std::string_view fallback) {
+  return config.has(key) ? config.require_existing_path(key) : config.get_string(key, fallback);
 }
 
 bool is_file(const std::string& path) {
@@ -69,7 +89,7 @@ void share_classes(DataSplit& split) {
 DataSplit load_image_dir(const Config& config, const std::string& source,
                          const MemoryLimit& limit) {
   const std::string dir =
-      config.get_string("data.dir", source == "mnist" ? kMnistDir : kFashionMnistDir);
+      folder_key(config, "data.dir", source == "mnist" ? kMnistDir : kFashionMnistDir);
   // Every file is located before any is read, so a missing one is reported at once.
   const std::string train_images = standard_file(dir, "train-images-idx3-ubyte", source);
   const std::string train_labels = standard_file(dir, "train-labels-idx1-ubyte", source);
@@ -88,6 +108,8 @@ DataSplit load_idx_files(const Config& config, const MemoryLimit& limit) {
   const bool has_test = config.has("data.test_images") || config.has("data.test_labels");
   const std::string test_images = has_test ? config.require_string("data.test_images") : "";
   const std::string test_labels = has_test ? config.require_string("data.test_labels") : "";
+  require_existing(
+      config, {"data.train_images", "data.train_labels", "data.test_images", "data.test_labels"});
   DataSplit split;
   split.train = load_idx(train_images, train_labels, limit);
   split.test = has_test ? load_idx(test_images, test_labels, limit) : empty_like(split.train);
@@ -95,7 +117,7 @@ DataSplit load_idx_files(const Config& config, const MemoryLimit& limit) {
 }
 
 DataSplit load_cifar_dir(const Config& config, const MemoryLimit& limit) {
-  const std::string dir = config.get_string("data.dir", kCifar10Dir);
+  const std::string dir = folder_key(config, "data.dir", kCifar10Dir);
   const auto file = [&](const std::string& name) {
     const std::string path = dir + "/" + name;
     if (!is_file(path)) {
@@ -115,6 +137,21 @@ DataSplit load_cifar_dir(const Config& config, const MemoryLimit& limit) {
   return split;
 }
 
+// Train and test (none when test_name is empty) with their labels coded together, so a class
+// missing from one file does not shift the other's class indices.
+DataSplit coded_split(data_internal::RawTable train, const std::string& train_name,
+                      data_internal::RawTable test, const std::string& test_name) {
+  const auto coding = data_internal::LabelCoding::fit({&train.labels, &test.labels});
+  DataSplit split;
+  split.train = data_internal::to_dataset(std::move(train), coding, train_name);
+  if (test_name.empty()) {
+    split.test = empty_like(split.train);
+  } else {
+    split.test = data_internal::to_dataset(std::move(test), coding, test_name);
+  }
+  return split;
+}
+
 // LIBSVM or CSV: train and test are read raw and their labels coded together, so a class missing
 // from one file does not shift the other's class indices.
 DataSplit load_text(const Config& config, bool libsvm, const MemoryLimit& limit) {
@@ -126,7 +163,8 @@ DataSplit load_text(const Config& config, bool libsvm, const MemoryLimit& limit)
                   : data_internal::read_csv(path, label_column, limit);
   };
   const std::string train_path = config.require_string("data.train");
-  const std::string test_path = config.has("data.test") ? config.require_string("data.test") : "";
+  const std::string test_path = optional_path(config, "data.test");
+  require_existing(config, {"data.train", "data.test"});
   data_internal::RawTable train = read(train_path);
   data_internal::RawTable test;
   if (!test_path.empty()) {
@@ -144,15 +182,25 @@ DataSplit load_text(const Config& config, bool libsvm, const MemoryLimit& limit)
       }
     }
   }
-  const auto coding = data_internal::LabelCoding::fit({&train.labels, &test.labels});
-  DataSplit split;
-  split.train = data_internal::to_dataset(std::move(train), coding, train_path);
-  if (test_path.empty()) {
-    split.test = empty_like(split.train);
-  } else {
-    split.test = data_internal::to_dataset(std::move(test), coding, test_path);
-  }
-  return split;
+  return coded_split(std::move(train), train_path, std::move(test), test_path);
+}
+
+// NumPy arrays: data.train and data.labels (.npy files) or data.train alone (an .npz holding X
+// and y), and the same for data.test and data.test_labels.
+DataSplit load_numpy_files(const Config& config, const MemoryLimit& limit) {
+  // Keys are all read before any file, so a config mistake is reported before an I/O one.
+  const data_internal::NumpyFiles train{config.require_string("data.train"),
+                                        optional_path(config, "data.labels"), "data.train",
+                                        "data.labels"};
+  const bool has_test = config.has("data.test") || config.has("data.test_labels");
+  const data_internal::NumpyFiles test{has_test ? config.require_string("data.test") : "",
+                                       optional_path(config, "data.test_labels"), "data.test",
+                                       "data.test_labels"};
+  require_existing(config, {"data.train", "data.labels", "data.test", "data.test_labels"});
+  data_internal::RawTable train_table = data_internal::read_numpy(train, limit);
+  data_internal::RawTable test_table;
+  if (has_test) test_table = data_internal::read_numpy(test, limit);
+  return coded_split(std::move(train_table), train.path, std::move(test_table), test.path);
 }
 
 // What the generator and the split after it hold at once: the rows and labels twice (generated,
@@ -227,9 +275,9 @@ void keep_first(Dataset& data, int rows) {
 }  // namespace
 
 DataSplit load_data(const Config& config, uint64_t seed) {
-  const std::string source =
-      config.get_choice("data.source", "fashion-mnist",
-                        {"fashion-mnist", "mnist", "idx", "cifar10", "libsvm", "csv", "synthetic"});
+  const std::string source = config.get_choice(
+      "data.source", "fashion-mnist",
+      {"fashion-mnist", "mnist", "idx", "cifar10", "libsvm", "csv", "npy", "synthetic"});
   const bool images =
       source == "fashion-mnist" || source == "mnist" || source == "idx" || source == "cifar10";
   // Keys are read before any file, so a config mistake is reported before an I/O one.
@@ -248,6 +296,8 @@ DataSplit load_data(const Config& config, uint64_t seed) {
     split = load_cifar_dir(config, limit);
   } else if (source == "libsvm" || source == "csv") {
     split = load_text(config, source == "libsvm", limit);
+  } else if (source == "npy") {
+    split = load_numpy_files(config, limit);
   } else {
     split = load_synthetic(config, seed, limit);
   }

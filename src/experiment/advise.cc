@@ -399,7 +399,10 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
                             const std::string& budget, const AdviseOptions& options,
                             uint64_t first_seed, bool extend_dgd) {
   Config config = base;
-  for (const std::string& setting : scenario.settings) config.set(setting);
+  // Errors about a scenario's keys name the scenario, not the command line.
+  for (const std::string& setting : scenario.settings) {
+    config.set(setting, fmt::format("advise's scenario \"{}\" ({})", scenario.name, setting));
+  }
   Round round{config, tuned.specs, first_seed, options.seeds,
               options.out_dir + "/" + scenario.folder, ""};
   for (const std::string& spec : tuned.specs) {

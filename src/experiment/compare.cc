@@ -24,7 +24,9 @@ namespace pacer {
 Config config_for(const Config& base, const std::string& spec) {
   Config config = base;
   size_t colon = spec.find(':');
-  config.set_string("method.name", spec.substr(0, colon));
+  // Errors about the spec's keys name the spec, not the config file.
+  const std::string origin = "--methods " + spec;
+  config.set_string("method.name", spec.substr(0, colon), origin);
   while (colon != std::string::npos) {
     size_t next = spec.find(':', colon + 1);
     std::string assignment = spec.substr(colon + 1, next - colon - 1);
@@ -42,7 +44,7 @@ Config config_for(const Config& base, const std::string& spec) {
             assignment, spec, key);
       }
     }
-    config.set(key.find('.') == std::string::npos ? "method." + assignment : assignment);
+    config.set(key.find('.') == std::string::npos ? "method." + assignment : assignment, origin);
     colon = next;
   }
   return config;
@@ -305,6 +307,12 @@ Problem problem_for_seed(const Config& shared, uint64_t seed) {
   return build_problem(seeded, seed);
 }
 
+// Sets the tuned key to one value of its grid; errors about it name --tune.
+void set_tuned(Config& config, const Comparison& c, const std::string& value) {
+  const std::string assignment = c.tuned_key + "=" + value;
+  config.set(assignment, "--tune " + assignment);
+}
+
 // Splits "KEY=v1,v2,..." into the key and its values.
 std::pair<std::string, std::vector<std::string>> parse_tune(const std::string& text) {
   const size_t eq = text.find('=');
@@ -348,7 +356,7 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
     for (size_t m = 0; m < methods; ++m) {
       for (size_t v = 0; v < values; ++v) {
         Config trial = configs[m];
-        trial.set(c.tuned_key + "=" + c.tuned_grid[v]);
+        set_tuned(trial, c, c.tuned_grid[v]);
         const std::string& spec = c.methods[m].spec;
         trials[m][v].runs.push_back(run_one(
             trial, problem, seed,
@@ -370,7 +378,7 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
         result.tuned_value = c.tuned_grid[v];
       }
     }
-    configs[m].set(c.tuned_key + "=" + result.tuned_value);
+    set_tuned(configs[m], c, result.tuned_value);
   }
 }
 
@@ -433,7 +441,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
   std::vector<std::pair<std::string, std::vector<std::string>>> dropped_by;
   for (size_t m = 0; m < configs.size(); ++m) {
     Config& probe = probes.emplace_back(configs[m]);
-    if (!c.tuned_key.empty()) probe.set(c.tuned_key + "=" + c.tuned_grid.front());
+    if (!c.tuned_key.empty()) set_tuned(probe, c, c.tuned_grid.front());
     RunOptions dry;
     dry.problem = &problem;
     dry.reject_unknown_keys = false;
@@ -452,7 +460,8 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     }
     for (const std::string& key : probe.unread_keys()) {
       if (key == c.tuned_key) {
-        fail("--tune {}: {} does not read {}", options.tune, options.methods[m], c.tuned_key);
+        fail("--tune {}: {} does not read {}{}", options.tune, options.methods[m], c.tuned_key,
+             probe.suggest_key(key));
       }
       ++unread_count[key];
     }
@@ -461,9 +470,11 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     size_t holders = 0;
     for (const Config& probe : probes) holders += probe.has(key) ? 1 : 0;
     if (unread < holders) continue;
-    fail("{}: unknown key '{}' (misspelt, or not used by {})",
-         config.source().empty() ? "config" : config.source(), key,
-         holders == configs.size() ? "any compared method" : "the method whose spec sets it");
+    const auto holder = std::find_if(probes.begin(), probes.end(),
+                                     [&](const Config& probe) { return probe.has(key); });
+    fail("{}: unknown key '{}' (misspelt, or not used by {}){}", holder->origin(key), key,
+         holders == configs.size() ? "any compared method" : "the method whose spec sets it",
+         holder->suggest_key(key));
   }
   if (!dropped_by.empty()) {
     std::vector<std::string> parts;

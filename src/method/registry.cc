@@ -5,6 +5,7 @@
 
 #include "method_factories.h"
 #include "pacer/core/error.h"
+#include "pacer/core/suggest.h"
 
 namespace pacer {
 namespace {
@@ -49,8 +50,8 @@ std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& set
   for (const Entry& e : kMethods) {
     if (e.name == name) return e.factory(config, setup);
   }
-  fail("{}: key 'method.name': expected one of {}, got \"{}\"",
-       config.source().empty() ? "config" : config.source(), fmt::join(method_names(), ", "), name);
+  fail("{}: key 'method.name': expected one of {}, got \"{}\"{}", config.origin("method.name"),
+       fmt::join(method_names(), ", "), name, did_you_mean(name, method_names()));
 }
 
 }  // namespace pacer

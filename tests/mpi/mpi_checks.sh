@@ -508,7 +508,8 @@ EOF
     mpirun -np 1 --wdir "$work/master" "$pacer" run run.toml --engine mpi --out "$work/out" : \
       -np 4 --wdir "$work/workers" "$pacer" run run.toml --engine mpi --out "$work/out" \
       >out.txt 2>&1 && die "a run whose workers cannot read the data succeeded"
-    one_error out.txt "could not set up the run: train.csv"
+    # The worker ranks name the folder they resolved the relative path against.
+    one_error out.txt "could not set up the run: run.toml: data.train: \"train.csv\" not found (resolved against $work/workers)"
     ;;
 
   cancel_refused)

@@ -102,7 +102,9 @@ Config load_config(const ConfigArgs& args) {
       config.unset(edits[i + 1]);
     }
   }
-  if (!args.engine.empty()) config.set_string("engine.name", args.engine);
+  if (!args.engine.empty()) {
+    config.set_string("engine.name", args.engine, "--engine " + args.engine);
+  }
   return config;
 }
 
@@ -405,8 +407,8 @@ int command_profile(const ConfigArgs& args, int jobs) {
     config.set_string("method.name", "dgd");
     config.set_int("max_steps", jobs);
     config.set_int("eval_every", 0);
-    config.set("eval_final=false");
-    config.set("record.jobs=true");
+    config.set("eval_final=false", "pacer profile");
+    config.set("record.jobs=true", "pacer profile");
     RunOptions options;
     options.out_dir = out + "/run";
     run_experiment(config, options);

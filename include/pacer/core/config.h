@@ -17,6 +17,11 @@
 // no longer shows them) and reports them. A key an override set is never dropped, so a
 // misspelt --set is still an unknown key.
 //
+// Origins. Every error about a key names where its value came from: the config file (source()),
+// or the command-line words of the override that set it ("--set data.max_train=abc",
+// "--methods pgc-cr:k=2"), so a mistake on the command line is not blamed on the file. An
+// unknown key or choice names the nearest valid one (core/suggest.h).
+//
 // Config is a value type; copies are independent (pacer compare copies one per method).
 #pragma once
 
@@ -53,9 +58,11 @@ class Config {
 
   // Applies one override "key=value". The value is read as a TOML value ("0.1", "true",
   // "[1, 2]", "\"dgd\""); a bare word that is not valid TOML (dgd) is taken as a string.
-  void set(std::string_view assignment);
-  // Sets key to a string / number directly (used by pacer compare and tests).
-  void set_string(std::string_view key, std::string_view value);
+  // `origin` is what errors about the key name as its source; "" means "--set ASSIGNMENT".
+  void set(std::string_view assignment, std::string_view origin = "");
+  // Sets key to a string / number directly (used by pacer compare and tests). `origin`, when not
+  // empty, is what errors about the key name as its source (as for set()); else source().
+  void set_string(std::string_view key, std::string_view value, std::string_view origin = "");
   void set_int(std::string_view key, int64_t value);
   void set_double(std::string_view key, double value);
   // Removes `key` (a value, or a whole table) from the document: --unset. A key that is not
@@ -74,17 +81,30 @@ class Config {
   int64_t require_int(std::string_view key) const;
   double require_double(std::string_view key) const;
   std::string require_string(std::string_view key) const;
+  // A required string naming a file or folder that must exist. A path that does not is an
+  // Error naming the key, the path and, for a relative path, the folder it was resolved against
+  // (the working directory). The path is returned as written.
+  std::string require_existing_path(std::string_view key) const;
 
-  // A string that must be one of `choices`; anything else is an Error listing them.
+  // A string that must be one of `choices`; anything else is an Error listing them and naming
+  // the nearest.
   std::string get_choice(std::string_view key, std::string_view fallback,
                          std::initializer_list<std::string_view> choices) const;
 
-  // Validation helpers that throw an Error naming `key` and the expectation.
+  // Validation helpers that throw an Error naming `key`, its origin and the expectation.
   [[noreturn]] void fail_key(std::string_view key, std::string_view expected) const;
+
+  // Where `key`'s value came from, as errors name it: the override's command-line words when one
+  // set the key (or a table above it) with an origin, else source() ("config" when empty).
+  std::string origin(std::string_view key) const;
+  // "; did you mean \"KEY\"?" naming the key read so far (by a getter, present or not) nearest
+  // to `key`, or "" (core/suggest.h). Meaningful once every component has read its keys.
+  std::string suggest_key(std::string_view key) const;
 
   // Keys present in the document that no getter has read, sorted.
   std::vector<std::string> unread_keys() const;
-  // Throws an Error naming the first unread key ("unknown key 'x' ...").
+  // Throws an Error naming the first unread key, its origin and the nearest key that was read
+  // ("--set data.max_tarin=6000: unknown key 'data.max_tarin' ...; did you mean ...").
   void reject_unread_keys() const;
 
   // The keys that name a component's choice; each one's table (method.*, ...) is the component's.
@@ -123,6 +143,8 @@ class Config {
   std::set<std::string, std::less<>> overridden_;
   // The file's value of each component key an override touched (nullopt: absent in the file).
   std::map<std::string, std::optional<std::string>, std::less<>> file_choices_;
+  // The command-line words that set each key (or table) an override with an origin touched.
+  std::map<std::string, std::string, std::less<>> origins_;
   // Records `key` as read; for fallbacks, also stores the value in resolved_.
   void mark_read(std::string_view key) const;
   // Called before an override changes `key`: records it, and a component's file choice.

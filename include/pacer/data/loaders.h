@@ -47,9 +47,22 @@ Dataset load_libsvm(const std::string& path, int num_features = 0,
 Dataset load_csv(const std::string& path, int label_column = -1,
                  const MemoryLimit& limit = MemoryLimit::system_default());
 
+// NumPy: features in an .npy file and labels in another (`labels_path`), or, when `labels_path`
+// is empty, both in one .npz archive as arrays X and y (np.savez or np.savez_compressed); the
+// kind (.npy or .npz) is detected from the content. Features have shape (rows, features), or
+// (rows, d1, d2, ...) flattened in C order; labels shape (rows,). Element types: float64,
+// float32, signed and unsigned integers of 1 to 8 bytes, bool, either byte order; C order only
+// (a Fortran-ordered array is an Error); .npy format versions 1.0, 2.0 and 3.0. A plain .npy file
+// is memory-mapped and converted to doubles without another copy. Labels are mapped as for
+// LIBSVM; every value must be finite. Errors name the file, and the dtype or shape expected and
+// found.
+Dataset load_numpy(const std::string& path, const std::string& labels_path = "",
+                   const MemoryLimit& limit = MemoryLimit::system_default());
+
 // A one-paragraph human description of a data file (format, samples, features, classes, label
 // histogram, value range), as printed by `pacer data info FILE`. The format is detected from the
-// content: IDX (images or labels), CIFAR-10 binary, LIBSVM, CSV.
+// content: IDX (images or labels), CIFAR-10 binary, NumPy .npy (one array) or .npz (arrays X and
+// y), LIBSVM, CSV.
 std::string describe_data_file(const std::string& path);
 
 }  // namespace pacer
