@@ -3,6 +3,7 @@
 // translation units of pacer that include torch.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
