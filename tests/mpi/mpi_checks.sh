@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end checks of the MPI engine against the simulator (DESIGN.md section 5), run by CTest
 # (tests/mpi/CMakeLists.txt) as
-#   mpi_checks.sh CHECK PACER MPIEXEC WORK_DIR
-# Every check runs `pacer` on 4 workers (mpirun -np 5) and exits non-zero with a message saying
-# what differed. The timing-based checks use inject = pace with fixed, well-separated worker
+#   mpi_checks.sh CHECK PACER MPIEXEC WORK_DIR [WRITE_MLP_MODULE]
+# (WRITE_MLP_MODULE, tests/torch/write_mlp_module.cc, is needed by torchscript_runs only.)
+# Every check runs `pacer` on 4 workers (mpirun -np 5; torchscript_runs on 2, -np 3) and exits
+# non-zero with a message saying what differed. The timing-based checks use inject = pace with fixed, well-separated worker
 # periods, so the order of events on real processes is that of the simulator with margins of
 # several milliseconds per job; they tolerate a loaded 2-core machine, not one that stalls a
 # process for tens of milliseconds.
@@ -13,6 +14,7 @@ check=$1
 pacer=$2
 mpiexec=$3
 work=$4/$check
+write_mlp_module=${5:-}
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -698,6 +700,51 @@ EOF
     counts=$(grep -o '"float32_[a-z]*": *[0-9]*' mpi/summary.json | tr -d ' ' | tr '\n' ' ')
     [ "$counts" = '"float32_jobs":76 "float32_replies":80 ' ] ||
       die "expected 76 jobs and 80 replies in float32, summary.json says: $counts"
+    ;;
+
+  torchscript_runs)
+    # model.name = "torchscript": a float32 TorchScript MLP trained by PGC-CR on 2 workers (3
+    # ranks) for 6 steps; the run completes, every loss it logs is finite, and the module, which
+    # reads its parameters in float32, is sent to the workers in float32 (all jobs but each
+    # worker's first; PGC-CR's coded replies are sums, not exact floats, so they come back in
+    # double).
+    "$pacer" version | grep -q '^libtorch [0-9]' || { echo "SKIP ($check): no libtorch"; exit 0; }
+    [ -x "$write_mlp_module" ] || die "no module writer given (5th argument)"
+    "$write_mlp_module" net.pt 20 16 3 5 float32 || die "cannot write the TorchScript module"
+    cat >run.toml <<EOF
+seed = 5
+workers = 2
+max_steps = 6
+eval_every = 3
+[data]
+source = "synthetic"
+generator = "blobs"
+samples = 200
+features = 20
+classes = 3
+[model]
+name = "torchscript"
+file = "net.pt"
+[training]
+batch = 8
+[optimizer]
+lr = 0.1
+[method]
+name = "pgc-cr"
+s = 1
+[timing]
+model = "exponential"
+tau = 0.01
+EOF
+    mpirun -np 3 -x OMP_NUM_THREADS=1 "$pacer" run run.toml --engine mpi --out mpi >mpi.txt 2>&1 ||
+      { cat mpi.txt; die "MPI run failed"; }
+    summary_has mpi/summary.json '"status":"max_steps"' '"steps":6,' '"model":"torchscript"'
+    # The loss column of log.csv: 6 rows, each a finite number.
+    bad=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") c = i; next }
+      { n++; if ($c !~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) bad = bad " " $c }
+      END { if (n != 6 || !c) print "rows " n ", column " c; else if (bad) print bad }' mpi/log.csv)
+    [ -z "$bad" ] || die "log.csv's loss column is not 6 finite numbers: $bad"
+    grep -q '"float32_jobs": *[1-9]' mpi/summary.json || die "no job went out in float32"
     ;;
 
   jobs_and_attribution)

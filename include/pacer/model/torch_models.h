@@ -1,6 +1,7 @@
-// Deep models on libtorch (DESIGN.md section 1, `model`): an MLP, a small CNN and ResNet-18 behind
-// the Model interface. Built only when libtorch is found (the library pacer_model_torch defines
-// PACER_HAVE_TORCH); this header does not include torch, so callers compile without it.
+// Deep models on libtorch (DESIGN.md section 1, `model`): an MLP, a small CNN, ResNet-18 and a
+// user's TorchScript module behind the Model interface. Built only when libtorch is found (the
+// library pacer_model_torch defines PACER_HAVE_TORCH); this header does not include torch, so
+// callers compile without it.
 //
 // Parameters. As for every Model, all trainable parameters live in the caller's flat vector x of
 // doubles. A workspace owns one copy of the network whose parameters are views into one
@@ -35,14 +36,18 @@
 // the model is built.
 //
 // Config keys (under "model."), read by the makers register_torch_models() installs:
-//   name        "torch_mlp" | "torch_cnn" | "resnet18"
-//   dtype       "float32" (default) | "float64"
+//   name        "torch_mlp" | "torch_cnn" | "resnet18" | "torchscript"
+//   dtype       "float32" (default) | "float64"; not for torchscript, whose dtype is its module's
+//   file        torchscript: the module's file (torch.jit.save); a relative path is resolved
+//               against the working directory, as data paths are
 //   threads     torch intra-op threads, default 1
 //   micro_batch rows per micro-batch, default 256
 //   l2          (l2/2)·‖x‖² added to the loss, biases included, default 0
 //   hidden      torch_mlp / torch_cnn: hidden units, default 128
 //   channels, height, width   torch_cnn / resnet18: image shape of the flat rows; inferred when
-//               absent (784 → 1×28×28, 3072 → 3×32×32, k² → 1×k×k)
+//               absent (784 → 1×28×28, 3072 → 3×32×32, k² → 1×k×k). torchscript: when given
+//               (all three), forward receives rows × channels × height × width; when absent,
+//               rows × features
 #pragma once
 
 #include <cstdint>
@@ -115,7 +120,33 @@ std::unique_ptr<TorchModel> make_torch_cnn_model(const ImageShape& shape, int hi
 std::unique_ptr<TorchModel> make_resnet18_model(const ImageShape& shape, int classes,
                                                 const TorchModelOptions& options);
 
-// Registers "torch_mlp", "torch_cnn" and "resnet18" with the model factory (factory.h). Idempotent.
+// A TorchScript module read from `file` (written by torch.jit.save or ScriptModule.save), trained
+// as it is:
+//   * forward(input) takes one tensor of shape rows × row_shape in the dtype of the module's
+//     parameters and returns rows × classes logits when classes >= 2 (loss: cross-entropy of their
+//     softmax, accuracy: arg-max), or rows (or rows × 1) predictions when classes == 0 (loss:
+//     ½(prediction − y)², as make_least_squares_model; no accuracy);
+//   * the flat layout is the module's parameters() in order (named_parameters(), recursively, as
+//     PyTorch orders them); every parameter is trained, whatever its requires_grad; buffers are
+//     kept as saved and never trained;
+//   * dtype() is the parameters' dtype, float32 or float64 (options.dtype is not used);
+//   * initialize() returns the module's saved parameters (widened to double), whatever the Rng:
+//     the initial point is the one the user exported;
+//   * forward runs in evaluation mode (module.eval(): dropout off, BatchNorm with the saved
+//     running statistics, which are never updated), so that loss(x, batch) is a pure function of
+//     (x, batch) like every Model's; and op by op in the TorchScript interpreter with graph
+//     optimisation off (no fusion, no JIT autodiff), so that the arithmetic is eager PyTorch's
+//     whatever the number of calls so far: a module scripted from the same ops as a built-in
+//     network computes bit for bit what that network computes.
+// Errors (pacer::Error, naming the file and what was expected): a file that cannot be read or is
+// not a TorchScript module, no forward method, no parameters, parameters of mixed or non-float
+// dtypes, and a forward that fails on, or returns the wrong shape for, a batch of two zero rows.
+std::unique_ptr<TorchModel> make_torchscript_model(const std::string& file,
+                                                   const std::vector<int64_t>& row_shape,
+                                                   int classes, const TorchModelOptions& options);
+
+// Registers "torch_mlp", "torch_cnn", "resnet18" and "torchscript" with the model factory
+// (factory.h). Idempotent.
 void register_torch_models();
 
 // Sets torch's intra-op thread count, and OpenBLAS's when OpenBLAS is loaded. Requires threads > 0.

@@ -1,5 +1,6 @@
-// The libtorch networks and the Model that runs them (contract in pacer/model/torch_models.h).
-// This is the only translation unit of pacer that includes <torch/torch.h>.
+// The built-in libtorch networks and the Model that runs any Network (contracts in
+// pacer/model/torch_models.h and torch_net.h). With torchscript_model.cc, one of the two
+// translation units of pacer that include torch.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,16 +20,29 @@
 
 #include "pacer/core/error.h"
 #include "pacer/model/torch_models.h"
+#include "torch_net.h"
 
 namespace pacer {
 namespace {
 
 namespace nn = torch::nn;
+using torch_internal::Architecture;
+using torch_internal::Loss;
+using torch_internal::Network;
+using torch_internal::ParamInit;
+using torch_internal::torch_dtype;
 
-// A network mapping a batch of inputs (rows x row shape) to logits (rows x classes).
-class Net : public nn::Module {
+// A built-in network: a torch::nn module mapping a batch of inputs (rows x row shape) to logits
+// (rows x classes), its parameters in registration order.
+class Net : public nn::Module, public Network {
  public:
-  virtual torch::Tensor forward(const torch::Tensor& input) = 0;
+  std::vector<std::pair<std::string, torch::Tensor>> named_parameters_in_order() override {
+    std::vector<std::pair<std::string, torch::Tensor>> params;
+    for (const auto& item : nn::Module::named_parameters()) {
+      params.emplace_back(item.key(), item.value());
+    }
+    return params;
+  }
 };
 
 class MlpNet final : public Net {
@@ -140,35 +154,16 @@ class ResNet18Net final : public Net {
   nn::Linear fc_;
 };
 
-// How one parameter tensor is initialised from the pacer Rng.
-struct ParamInit {
-  enum Kind { kConstant, kNormal, kUniform } kind = kConstant;
-  double value = 0;  // kConstant: the value; kNormal: standard deviation; kUniform: bound
-};
-
 struct InitPolicy {
   bool conv_fan_out = false;    // He-normal convolution weights over fan-out (else fan-in)
   bool linear_uniform = false;  // Linear weight and bias uniform ±1/sqrt(fan-in) (else
                                 // He-normal weight over fan-in, zero bias)
 };
 
-// What a TorchNetModel runs: a network builder and how to feed and initialise it.
-struct Architecture {
-  std::string name;
-  std::vector<int64_t> row_shape;  // the shape of one input row, e.g. {d} or {C, H, W}
-  int classes = 0;
-  std::function<std::shared_ptr<Net>()> build;
-  InitPolicy init;
-};
-
 int64_t row_size(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   return n;
-}
-
-torch::Dtype torch_dtype(TorchDtype dtype) {
-  return dtype == TorchDtype::kFloat64 ? torch::kFloat64 : torch::kFloat32;
 }
 
 // The per-parameter initialisation of `net`, by parameter name, from the type of the module that
@@ -209,18 +204,20 @@ std::map<std::string, ParamInit> init_rules(nn::Module& net, const InitPolicy& p
 }
 
 // One worker's network: parameters and gradients are views into two flat tensors, plus the
-// input and label buffers of one micro-batch.
+// input and target buffers of one micro-batch (class indices under cross-entropy, values of the
+// network's dtype under squared error).
 class TorchWorkspace final : public Workspace {
  public:
   TorchWorkspace(const Architecture& arch, torch::Dtype dtype, int max_rows, int micro_batch,
                  int64_t num_params)
-      : max_rows_(max_rows), net_(arch.build()) {
-    net_->to(dtype);
-    net_->train();
+      : max_rows_(max_rows),
+        target_dtype_(arch.loss == Loss::kCrossEntropy ? torch::kInt64 : dtype),
+        net_(arch.build(dtype)) {
     flat_params_ = torch::zeros({num_params}, torch::TensorOptions().dtype(dtype));
     flat_grads_ = torch::zeros({num_params}, torch::TensorOptions().dtype(dtype));
     int64_t offset = 0;
-    for (torch::Tensor& p : net_->parameters()) {
+    for (auto& [name, p] : net_->named_parameters_in_order()) {
+      PACER_CHECK(p.dtype() == dtype);
       const int64_t n = p.numel();
       p.set_data(flat_params_.narrow(0, offset, n).view(p.sizes()));
       p.mutable_grad() = flat_grads_.narrow(0, offset, n).view(p.sizes());
@@ -233,23 +230,23 @@ class TorchWorkspace final : public Workspace {
   }
 
   int max_rows() const override { return max_rows_; }
-  int capacity() const { return static_cast<int>(labels_.size(0)); }
+  int capacity() const { return static_cast<int>(targets_.size(0)); }
 
-  // Input and label buffers for micro-batches of `rows` rows: allocated here for
+  // Input and target buffers for micro-batches of `rows` rows: allocated here for
   // min(max_rows, micro_batch) rows, and again only when evaluate() meets a larger micro-batch.
   void reserve(int rows) {
-    if (labels_.defined() && rows <= capacity()) return;
+    if (targets_.defined() && rows <= capacity()) return;
     std::vector<int64_t> input_shape{rows};
     input_shape.insert(input_shape.end(), row_shape_.begin(), row_shape_.end());
     input_ = torch::empty(input_shape, torch::TensorOptions().dtype(flat_params_.dtype()));
-    labels_ = torch::empty({rows}, torch::TensorOptions().dtype(torch::kInt64));
+    targets_ = torch::empty({rows}, torch::TensorOptions().dtype(target_dtype_));
   }
 
-  Net& net() { return *net_; }
+  Network& net() { return *net_; }
   torch::Tensor& flat_params() { return flat_params_; }
   torch::Tensor& flat_grads() { return flat_grads_; }
   torch::Tensor& input() { return input_; }
-  torch::Tensor& labels() { return labels_; }
+  torch::Tensor& targets() { return targets_; }
 
   // Whether every parameter's .grad is still the view of flat_grads it was given (autograd
   // accumulates into an existing gradient in place).
@@ -268,10 +265,11 @@ class TorchWorkspace final : public Workspace {
 
  private:
   int max_rows_;
+  torch::Dtype target_dtype_;
   std::vector<int64_t> row_shape_;
-  std::shared_ptr<Net> net_;
+  std::shared_ptr<Network> net_;
   std::vector<torch::Tensor> params_;
-  torch::Tensor flat_params_, flat_grads_, input_, labels_;
+  torch::Tensor flat_params_, flat_grads_, input_, targets_;
 };
 
 // Copies n values, converting between double and the workspace dtype.
@@ -286,22 +284,22 @@ class TorchNetModel final : public TorchModel {
       : arch_(std::move(arch)), options_(options) {
     PACER_CHECK(options.micro_batch > 0);
     PACER_CHECK(options.l2 >= 0);
-    PACER_CHECK(arch_.classes >= 2);
-    // A template network, only to read the layout and the initialisation rules.
-    std::shared_ptr<Net> net = arch_.build();
-    const std::map<std::string, ParamInit> rules = init_rules(*net, arch_.init);
+    PACER_CHECK(arch_.loss == Loss::kCrossEntropy ? arch_.classes >= 2 : arch_.classes == 0);
+    // A template network, only to read the layout.
+    std::shared_ptr<Network> net = arch_.build(torch_dtype(options_.dtype));
     int64_t offset = 0;
-    for (const auto& item : net->named_parameters()) {
+    for (const auto& [name, tensor] : net->named_parameters_in_order()) {
       TorchParam param;
-      param.name = item.key();
-      param.shape = item.value().sizes().vec();
+      param.name = name;
+      param.shape = tensor.sizes().vec();
       param.offset = offset;
-      param.size = item.value().numel();
+      param.size = tensor.numel();
       offset += param.size;
       layout_.push_back(std::move(param));
-      inits_.push_back(rules.at(item.key()));
     }
     num_params_ = offset;
+    PACER_CHECK(arch_.initial.size() == 0 ? arch_.init.size() == layout_.size()
+                                          : arch_.initial.size() == num_params_);
   }
 
   std::string name() const override { return arch_.name; }
@@ -310,12 +308,17 @@ class TorchNetModel final : public TorchModel {
   int micro_batch() const override { return options_.micro_batch; }
   const std::vector<TorchParam>& parameter_layout() const override { return layout_; }
 
-  // Parameters in layout order, each drawn (normal or uniform) or set as its rule says.
+  // The architecture's initial point, or parameters in layout order, each drawn (normal or
+  // uniform) or set as its rule says.
   void initialize(Vec& x, Rng& rng) const override {
+    if (arch_.initial.size() != 0) {
+      x = arch_.initial;
+      return;
+    }
     x.setZero(num_params_);
     for (size_t k = 0; k < layout_.size(); ++k) {
       double* out = x.data() + layout_[k].offset;
-      const ParamInit& rule = inits_[k];
+      const ParamInit& rule = arch_.init[k];
       for (int64_t i = 0; i < layout_[k].size; ++i) {
         switch (rule.kind) {
           case ParamInit::kConstant:
@@ -358,6 +361,9 @@ class TorchNetModel final : public TorchModel {
     PACER_CHECK(x.size() == num_params_);
     PACER_CHECK(data.cols() == row_size(arch_.row_shape));
     if (data.rows() == 0) return {std::nan(""), std::nan("")};
+    if (arch_.loss == Loss::kSquaredError) {
+      return {run(x, Batch::of(data), as_torch(ws), nullptr, nullptr) + penalty(x), std::nan("")};
+    }
     std::vector<int> predicted(data.rows());
     const double value = run(x, Batch::of(data), as_torch(ws), nullptr, predicted.data());
     int64_t correct = 0;
@@ -390,6 +396,7 @@ class TorchNetModel final : public TorchModel {
 
  protected:
   bool predict(const Vec& x, const Batch& batch, Workspace& ws, int* out) const override {
+    if (arch_.loss == Loss::kSquaredError) return false;
     check_arguments(x, batch, ws);
     run(x, batch, as_torch(ws), nullptr, out);
     return true;
@@ -421,8 +428,37 @@ class TorchNetModel final : public TorchModel {
     }
   }
 
+  // The mean loss of one micro-batch: outputs of the network for it against its targets.
+  torch::Tensor mean_loss(const torch::Tensor& outputs, const torch::Tensor& targets) const {
+    if (arch_.loss == Loss::kCrossEntropy) {
+      return torch::nn::functional::cross_entropy(outputs, targets);
+    }
+    return 0.5 * torch::mse_loss(outputs.reshape({-1}), targets);
+  }
+
+  // Copies rows start.. start+rows-1 of batch into the workspace's input and target buffers,
+  // converting to the network's dtype (targets: class indices or values, as the loss needs).
+  void copy_rows(const Batch& batch, int start, int rows, TorchWorkspace& ws) const {
+    const int64_t cols = batch.cols;
+    const double* features = batch.features + static_cast<int64_t>(start) * cols;
+    const double* labels = batch.labels + start;
+    torch::Tensor& targets = ws.targets();
+    if (options_.dtype == TorchDtype::kFloat64) {
+      std::copy_n(features, rows * cols, ws.input().data_ptr<double>());
+    } else {
+      convert(features, rows * cols, ws.input().data_ptr<float>());
+    }
+    if (arch_.loss == Loss::kCrossEntropy) {
+      convert(labels, rows, targets.data_ptr<int64_t>());
+    } else if (options_.dtype == TorchDtype::kFloat64) {
+      std::copy_n(labels, rows, targets.data_ptr<double>());
+    } else {
+      convert(labels, rows, targets.data_ptr<float>());
+    }
+  }
+
   // Loads x, then runs the batch through the network micro-batch by micro-batch. Returns the mean
-  // cross-entropy over the rows (0 for an empty batch). With grad, writes its gradient there (over
+  // loss over the rows (0 for an empty batch). With grad, writes its gradient there (over
   // the whole batch; overwritten). With predicted, writes each row's arg-max class. Input rows are
   // copied (and converted) into the workspace's buffers; torch allocates the activations.
   // Micro-batches are consecutive runs of micro_batch rows whatever the workspace's size, so the
@@ -435,26 +471,17 @@ class TorchNetModel final : public TorchModel {
     if (!want_gradient) no_grad.emplace();
     if (want_gradient) ws.flat_grads().zero_();
 
-    const int64_t cols = batch.cols;
     const int group = options_.micro_batch;
     double total = 0;
     for (int start = 0; start < batch.rows; start += group) {
       const int rows = std::min(group, batch.rows - start);
       ws.reserve(rows);
-      const double* features = batch.features + static_cast<int64_t>(start) * cols;
-      if (options_.dtype == TorchDtype::kFloat64) {
-        std::copy_n(features, rows * cols, ws.input().data_ptr<double>());
-      } else {
-        convert(features, rows * cols, ws.input().data_ptr<float>());
-      }
-      int64_t* labels = ws.labels().data_ptr<int64_t>();
-      for (int i = 0; i < rows; ++i) labels[i] = static_cast<int64_t>(batch.labels[start + i]);
-
+      copy_rows(batch, start, rows, ws);
       const torch::Tensor logits = ws.net().forward(ws.input().narrow(0, 0, rows));
-      const torch::Tensor target = ws.labels().narrow(0, 0, rows);
+      const torch::Tensor target = ws.targets().narrow(0, 0, rows);
       // This micro-batch's mean loss weighted by its share of the rows.
-      const torch::Tensor share = torch::nn::functional::cross_entropy(logits, target) *
-                                  (static_cast<double>(rows) / batch.rows);
+      const torch::Tensor share =
+          mean_loss(logits, target) * (static_cast<double>(rows) / batch.rows);
       if (want_gradient) share.backward();
       total += share.item<double>();
       if (predicted != nullptr) {
@@ -473,20 +500,53 @@ class TorchNetModel final : public TorchModel {
   Architecture arch_;
   TorchModelOptions options_;
   std::vector<TorchParam> layout_;
-  std::vector<ParamInit> inits_;
   int64_t num_params_ = 0;
 };
 
+// The Architecture of a built-in network for `classes` classes: `make` builds one in float32 with
+// torch's default initialisation; each built copy is converted to the requested dtype and put in
+// training mode. The initialisation rules are read from a template copy.
+Architecture builtin(std::string name, std::vector<int64_t> row_shape, int classes,
+                     std::function<std::shared_ptr<Net>()> make, const InitPolicy& policy) {
+  Architecture arch;
+  arch.name = std::move(name);
+  arch.row_shape = std::move(row_shape);
+  arch.loss = Loss::kCrossEntropy;
+  arch.classes = classes;
+  const std::shared_ptr<Net> net = make();
+  const std::map<std::string, ParamInit> rules = init_rules(*net, policy);
+  for (const auto& item : net->named_parameters_in_order())
+    arch.init.push_back(rules.at(item.first));
+  arch.build = [make = std::move(make)](torch::Dtype dtype) -> std::shared_ptr<Network> {
+    std::shared_ptr<Net> copy = make();
+    copy->to(dtype);
+    copy->train();
+    return copy;
+  };
+  return arch;
+}
+
 }  // namespace
+
+namespace torch_internal {
+
+torch::Dtype torch_dtype(TorchDtype dtype) {
+  return dtype == TorchDtype::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+}
+
+std::unique_ptr<TorchModel> make_torch_net_model(Architecture arch,
+                                                 const TorchModelOptions& options) {
+  return std::make_unique<TorchNetModel>(std::move(arch), options);
+}
+
+}  // namespace torch_internal
 
 std::unique_ptr<TorchModel> make_torch_mlp_model(int features, int hidden, int classes,
                                                  const TorchModelOptions& options) {
   PACER_CHECK(features > 0 && hidden > 0 && classes >= 2);
-  Architecture arch;
-  arch.name = "torch_mlp";
-  arch.row_shape = {features};
-  arch.classes = classes;
-  arch.build = [=] { return std::make_shared<MlpNet>(features, hidden, classes); };
+  Architecture arch = builtin(
+      "torch_mlp", {features}, classes,
+      [=] { return std::make_shared<MlpNet>(features, hidden, classes); }, InitPolicy{});
   return std::make_unique<TorchNetModel>(std::move(arch), options);
 }
 
@@ -494,11 +554,9 @@ std::unique_ptr<TorchModel> make_torch_cnn_model(const ImageShape& shape, int hi
                                                  const TorchModelOptions& options) {
   PACER_CHECK(shape.channels > 0 && shape.height >= 16 && shape.width >= 16);
   PACER_CHECK(hidden > 0 && classes >= 2);
-  Architecture arch;
-  arch.name = "torch_cnn";
-  arch.row_shape = {shape.channels, shape.height, shape.width};
-  arch.classes = classes;
-  arch.build = [=] { return std::make_shared<CnnNet>(shape, hidden, classes); };
+  Architecture arch = builtin(
+      "torch_cnn", {shape.channels, shape.height, shape.width}, classes,
+      [=] { return std::make_shared<CnnNet>(shape, hidden, classes); }, InitPolicy{});
   return std::make_unique<TorchNetModel>(std::move(arch), options);
 }
 
@@ -506,13 +564,12 @@ std::unique_ptr<TorchModel> make_resnet18_model(const ImageShape& shape, int cla
                                                 const TorchModelOptions& options) {
   PACER_CHECK(shape.channels > 0 && shape.height >= 9 && shape.width >= 9);
   PACER_CHECK(classes >= 2);
-  Architecture arch;
-  arch.name = "resnet18";
-  arch.row_shape = {shape.channels, shape.height, shape.width};
-  arch.classes = classes;
-  arch.build = [=] { return std::make_shared<ResNet18Net>(shape.channels, classes); };
-  arch.init.conv_fan_out = true;
-  arch.init.linear_uniform = true;
+  InitPolicy policy;
+  policy.conv_fan_out = true;
+  policy.linear_uniform = true;
+  Architecture arch = builtin(
+      "resnet18", {shape.channels, shape.height, shape.width}, classes,
+      [=] { return std::make_shared<ResNet18Net>(shape.channels, classes); }, policy);
   return std::make_unique<TorchNetModel>(std::move(arch), options);
 }
 

@@ -65,11 +65,9 @@ std::vector<std::string> mapped_blas_libraries() {
   return {found.begin(), found.end()};
 }
 
-TorchModelOptions read_options(const Config& config) {
+// model.threads (applied here), model.micro_batch and model.l2.
+TorchModelOptions read_common_options(const Config& config) {
   TorchModelOptions options;
-  options.dtype = config.get_choice("model.dtype", "float32", {"float32", "float64"}) == "float64"
-                      ? TorchDtype::kFloat64
-                      : TorchDtype::kFloat32;
   const int64_t threads = config.get_int("model.threads", 1);
   if (threads < 1 || threads > kMaxThreads) {
     config.fail_key("model.threads", fmt::format("an integer in 1..{}", kMaxThreads));
@@ -84,6 +82,15 @@ TorchModelOptions read_options(const Config& config) {
   if (!(options.l2 >= 0 && std::isfinite(options.l2))) {
     config.fail_key("model.l2", "a finite number >= 0");
   }
+  return options;
+}
+
+// The common options and model.dtype.
+TorchModelOptions read_options(const Config& config) {
+  TorchModelOptions options = read_common_options(config);
+  options.dtype = config.get_choice("model.dtype", "float32", {"float32", "float64"}) == "float64"
+                      ? TorchDtype::kFloat64
+                      : TorchDtype::kFloat32;
   return options;
 }
 
@@ -186,6 +193,42 @@ std::shared_ptr<const Model> make_resnet18_from_config(const Config& config, con
   return make_resnet18_model(shape, train.num_classes, options);
 }
 
+// model.file as a path: relative paths are resolved against the working directory, as data paths
+// are; a file that is not there is an Error naming the key and the folder it was looked for in.
+std::string read_model_file(const Config& config) {
+  const std::string file = config.require_string("model.file");
+  std::error_code error;
+  if (std::filesystem::is_regular_file(file, error)) return file;
+  const std::filesystem::path absolute = std::filesystem::absolute(file, error);
+  config.fail_key("model.file",
+                  fmt::format("a TorchScript module file (torch.jit.save); {} does not exist{}",
+                              absolute.string(),
+                              std::filesystem::path(file).is_relative()
+                                  ? " (a relative path is resolved against the working directory)"
+                                  : ""));
+}
+
+// A classification set trains with cross-entropy over its classes, a regression set (no classes)
+// with squared error; the module's input rows have the image shape model.channels/height/width
+// when those are given, else one dimension of train.cols() features.
+std::shared_ptr<const Model> make_torchscript_from_config(const Config& config,
+                                                          const Dataset& train) {
+  const std::string file = read_model_file(config);
+  const TorchModelOptions options = read_common_options(config);
+  if (train.num_classes != 0) check_classification(config, train, "torchscript");
+  if (train.cols() == 0) {
+    config.fail_key("model.name", fmt::format("a model that fits data set '{}': torchscript needs "
+                                              "at least one feature column",
+                                              train.name));
+  }
+  std::vector<int64_t> row_shape{train.cols()};
+  if (config.has("model.channels") || config.has("model.height") || config.has("model.width")) {
+    const ImageShape shape = read_shape(config, train, 1, "torchscript");
+    row_shape = {shape.channels, shape.height, shape.width};
+  }
+  return make_torchscript_model(file, row_shape, train.num_classes, options);
+}
+
 }  // namespace
 
 void register_torch_models() {
@@ -194,6 +237,7 @@ void register_torch_models() {
     register_model("torch_mlp", make_mlp_from_config);
     register_model("torch_cnn", make_cnn_from_config);
     register_model("resnet18", make_resnet18_from_config);
+    register_model("torchscript", make_torchscript_from_config);
   });
 }
 
