@@ -710,7 +710,7 @@ std::string profile_jobs(const Config& config, int jobs) {
   return csv;
 }
 
-int serve_mpi_worker_rank() {
+int serve_job_worker(JobProcesses& job) {
   // Each run's worker half, from the configuration rank 0 sent: the same problem and method.
   const WorkerProcessBuilder build = [](const Config& config, int index) {
     auto setup = std::make_shared<RunSetup>(build_run(config, nullptr));
@@ -727,7 +727,7 @@ int serve_mpi_worker_rank() {
     process.owner = std::move(setup);
     return process;
   };
-  return serve_worker_process("mpi", build);
+  return job.serve(build);
 }
 
 }  // namespace pacer

@@ -146,12 +146,12 @@ std::string cell_verdict(const SweepCellResult& r) {
   return r.has_target() ? "no method reached the target on every seed" : "no method finished";
 }
 
-}  // namespace
-
-SweepResult write_sweep(const std::string& out_dir, const std::string& name,
-                        const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells) {
+// Every cell's comparison, read back from its folder (compare.csv and runs.csv), with the header
+// of compare.csv they share. Throws when cells differ in their columns, methods or targets.
+std::vector<SweepCellResult> read_cells(const std::string& out_dir,
+                                        const std::vector<SweepCell>& cells,
+                                        std::string& compare_header) {
   std::vector<SweepCellResult> results;
-  std::string compare_header;
   for (const SweepCell& cell : cells) {
     const std::string folder = out_dir + "/" + cell.folder;
     const std::string text = read_file(folder + "/compare.csv");
@@ -180,24 +180,35 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
     }
   }
 
-  SweepResult out;
-  out.csv = "cell";
-  for (const SweepAxis& axis : axes) out.csv += "," + axis.key;
-  out.csv += ",rank,speedup_over_dgd_mean,speedup_over_dgd_low,speedup_over_dgd_high," +
-             compare_header + "\n";
+  return results;
+}
+
+// sweep.csv: a row per cell and method: the cell's keys, rank, speedup over DGD, compare.csv's row.
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells,
+                      const std::vector<SweepCellResult>& results,
+                      const std::string& compare_header) {
+  std::string csv = "cell";
+  for (const SweepAxis& axis : axes) csv += "," + axis.key;
+  csv += ",rank,speedup_over_dgd_mean,speedup_over_dgd_low,speedup_over_dgd_high," +
+         compare_header + "\n";
   for (size_t k = 0; k < cells.size(); ++k) {
     const SweepCellResult& r = results[k];
     for (size_t i = 0; i < r.comparison.methods.size(); ++i) {
-      out.csv += fmt::format("{}", cells[k].index);
-      for (const std::string& v : cells[k].values) out.csv += "," + v;
+      csv += fmt::format("{}", cells[k].index);
+      for (const std::string& v : cells[k].values) csv += "," + v;
       const std::string speedup = csv_estimate(r.speedup_over_dgd[i]);
-      out.csv += fmt::format(",{},{},{}\n", r.rank[i], speedup.substr(0, speedup.rfind(',')),
-                             r.csv_rows[i]);
+      csv += fmt::format(",{},{},{}\n", r.rank[i], speedup.substr(0, speedup.rfind(',')),
+                         r.csv_rows[i]);
     }
   }
 
-  // The verdicts' table.
-  std::string& md = out.markdown;
+  return csv;
+}
+
+// The verdicts' table: a row per cell with its verdict, the winner's value and speedup over DGD.
+std::string verdict_table(const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells,
+                          const std::vector<SweepCellResult>& results, bool has_target) {
+  std::string md;
   md = "| cell |";
   for (const SweepAxis& axis : axes) md += " " + axis.key + " |";
   md += " verdict | " + std::string(has_target ? "time to target (s)" : "final F") +
@@ -221,11 +232,20 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
         over_dgd = "(dgd)";
       }
     }
-    md += fmt::format(" {} | {} | {} | {} | [report]({}/report.md) |\n", cell_verdict(r), value,
-                      over_dgd, r.verdict.what_would_decide.empty() ? "—" : r.verdict.what_would_decide,
-                      cells[k].folder);
+    md += fmt::format(
+        " {} | {} | {} | {} | [report]({}/report.md) |\n", cell_verdict(r), value, over_dgd,
+        r.verdict.what_would_decide.empty() ? "—" : r.verdict.what_would_decide, cells[k].folder);
   }
 
+  return md;
+}
+
+// The regime map of the first two axes (regime_map.h), drawn into out_dir.
+std::optional<Figure> draw_regime_map(const std::string& out_dir, const std::string& name,
+                                      const std::vector<SweepAxis>& axes,
+                                      const std::vector<SweepCell>& cells,
+                                      const std::vector<SweepCellResult>& results,
+                                      bool has_target) {
   // The regime map: a tile per cell of the first two axes (further axes: one map per value would
   // be needed; only the first value's cells are drawn then).
   RegimeMap map;
@@ -248,7 +268,8 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
     if (v.decided()) {
       label = map.methods[static_cast<size_t>(v.leader)];
       const Estimate& speedup = r.speedup_over_dgd[static_cast<size_t>(v.leader)];
-      if (!speedup.empty() && label != "dgd") label += fmt::format("\n×{:.2f} vs dgd", speedup.mean);
+      if (!speedup.empty() && label != "dgd")
+        label += fmt::format("\n×{:.2f} vs dgd", speedup.mean);
     } else if (v.leader >= 0) {
       label = "undecided:\n" + map.methods[static_cast<size_t>(v.leader)];
       for (int j : v.tied) label += "\n" + map.methods[static_cast<size_t>(j)];
@@ -263,8 +284,14 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
       "undecided or no method reached the target. Labels give the winner's {}",
       has_target ? "time to target" : "final F", axes[0].key,
       axes.size() > 1 ? " × " + axes[1].key : "", ratio_meaning(has_target));
-  const std::optional<Figure> figure = write_regime_map(out_dir, map);
+  return write_regime_map(out_dir, map);
+}
 
+// report.md's text: the question, the criterion, the map and the table.
+std::string sweep_report(const std::string& name, const std::vector<SweepAxis>& axes,
+                         const std::vector<SweepCell>& cells,
+                         const std::vector<std::string>& methods, bool has_target,
+                         const std::optional<Figure>& figure, const std::string& md) {
   std::string report = fmt::format("# {}: sweep of {}\n\n", name, [&] {
     std::vector<std::string> parts;
     for (const SweepAxis& axis : axes) {
@@ -279,7 +306,7 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
       "ratio to it lies above 1 (the rule of pacer compare's verdict); otherwise the cell says "
       "\"undecided\" and what would decide it. Ratios: {}, with its 95 % interval (Student t on "
       "the log scale).\n\n",
-      cells.size(), fmt::join(map.methods, ", "),
+      cells.size(), fmt::join(methods, ", "),
       has_target ? "time to the first target (geometric mean over seeds)"
                  : "final F (geometric mean over seeds)",
       ratio_meaning(has_target));
@@ -290,6 +317,25 @@ SweepResult write_sweep(const std::string& out_dir, const std::string& name,
                                           : "");
   }
   report += md + "\nEvery cell and method: sweep.csv.\n";
+  return report;
+}
+
+}  // namespace
+
+SweepResult write_sweep(const std::string& out_dir, const std::string& name,
+                        const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells) {
+  std::string compare_header;
+  const std::vector<SweepCellResult> results = read_cells(out_dir, cells, compare_header);
+  const bool has_target = results.front().has_target();
+  SweepResult out;
+  out.csv = sweep_csv(axes, cells, results, compare_header);
+  out.markdown = verdict_table(axes, cells, results, has_target);
+  const std::optional<Figure> figure =
+      draw_regime_map(out_dir, name, axes, cells, results, has_target);
+  std::vector<std::string> methods;
+  for (const MethodResult& m : results.front().comparison.methods) methods.push_back(m.spec);
+  const std::string report =
+      sweep_report(name, axes, cells, methods, has_target, figure, out.markdown);
   write_file_atomic(out_dir + "/sweep.csv", out.csv);
   write_file_atomic(out_dir + "/report.md", report);
   return out;

@@ -98,7 +98,7 @@ class Engine {
 };
 
 // One worker half as a worker process of a multi-process engine (MPI's ranks 1..n) builds it from
-// the configuration rank 0 sent: what serve_worker_process needs. `owner` keeps alive what the
+// the configuration rank 0 sent: what JobProcesses::serve needs. `owner` keeps alive what the
 // pointers point into (the problem, the timing model, the method).
 struct WorkerProcess {
   std::shared_ptr<const void> owner;
@@ -111,5 +111,22 @@ struct WorkerProcess {
 };
 // Builds worker `index`'s half from a configuration (throws Error on a bad one).
 using WorkerProcessBuilder = std::function<WorkerProcess(const Config& config, int index)>;
+
+// The processes of one job of a multi-process engine, as seen from one of them. pacer's main()
+// starts them before a command runs; a worker process then serves rank 0's runs instead of
+// running the command, and every process ends its part of the job when this object is
+// destroyed (for MPI: MPI_Finalize).
+class JobProcesses {
+ public:
+  virtual ~JobProcesses() = default;
+  // Whether this process is one of the job's workers (not rank 0).
+  virtual bool is_worker() const = 0;
+  // A worker process: serves the runs rank 0 starts, building each worker half with `build` from
+  // the configuration rank 0 sends, until rank 0 ends the job; returns the exit status rank 0
+  // chose. Errors of a run are reported to rank 0.
+  virtual int serve(const WorkerProcessBuilder& build) = 0;
+  // Rank 0, once the command is done: tells every worker process to exit with `exit_status`.
+  virtual void finish(int exit_status) = 0;
+};
 
 }  // namespace pacer

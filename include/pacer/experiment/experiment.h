@@ -9,6 +9,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/data/dataset.h"
+#include "pacer/engine/engine.h"
 #include "pacer/model/objective.h"
 
 namespace pacer {
@@ -69,12 +70,10 @@ struct RunOutcome {
   nlohmann::json summary;
 };
 
-// Runs one configuration on the engine named by engine.name (engine/registry.h):
-//   "sim" (default)  the discrete-event simulator, in this process (engine/sim/sim_engine.h);
-//   "mpi"            the MPI runtime (engine/mpi/mpi_engine.h): this process must be rank 0 of an
-//                    MPI job of workers + 1 ranks whose other ranks run serve_mpi_worker_rank();
-//                    the worker ranks receive the resolved configuration from rank 0 and build
-//                    the same problem and method.
+// Runs one configuration on the engine named by engine.name (engine/registry.h): in this process
+// for an engine whose workers live here (the simulator), or, for a multi-process engine (MPI), as
+// rank 0 of a job whose other processes run serve_job_worker() and receive the resolved
+// configuration from rank 0 to build the same problem and method.
 // Every engine shares everything else: building, recording, outputs. `save_model = true` also
 // writes model.bin, the final model as raw native-endian doubles (for bit-exact comparisons).
 // Bad configuration is an Error before anything runs. A diverged run, and one the method ended
@@ -91,12 +90,11 @@ struct RunOutcome {
 // switch dropped (Config::drop_replaced_keys); `config` itself is not changed.
 RunOutcome run_experiment(const Config& config, const RunOptions& options);
 
-// The MPI engine's ranks 1..n: serve the runs rank 0 makes (each with the configuration rank 0
-// sends) until rank 0 ends the session, and return the exit status rank 0 chose. Errors of a run
-// are reported to rank 0, which prints them; only when rank 0 cannot be reached does this rank
-// print the error and abort the MPI job. Throws Error when the MPI engine was not built or on
-// rank 0.
-int serve_mpi_worker_rank();
+// A worker process of a multi-process engine's job (engine/engine.h, JobProcesses): serves the
+// runs rank 0 makes (each with the configuration rank 0 sends) until rank 0 ends the job, and
+// returns the exit status rank 0 chose. Errors of a run are reported to rank 0, which prints
+// them; only when rank 0 cannot be reached does this process print the error and abort the job.
+int serve_job_worker(JobProcesses& job);
 
 // Reads the run seed (key "seed", default 1, >= 0).
 uint64_t read_seed(const Config& config);

@@ -131,4 +131,34 @@ int serve_worker_ranks(const WorkerProcessBuilder& build) {
   }
 }
 
+namespace {
+
+// The processes of an MPI job (registry.h): rank 0 runs the command, ranks 1..n serve it.
+class MpiJob : public JobProcesses {
+ public:
+  ~MpiJob() override { finalize(); }
+  bool is_worker() const override { return rank() != 0; }
+  int serve(const WorkerProcessBuilder& build) override { return serve_worker_ranks(build); }
+  void finish(int exit_status) override { end_session(exit_status); }
+};
+
+// engine.startup_timeout_s, read before MPI starts since it bounds the start. A bad value gets
+// the default here; the run then reports the error (read_mpi_options checks the key).
+double startup_timeout(const Config* config) {
+  if (!config) return kDefaultStartupTimeoutS;
+  try {
+    const double seconds = config->get_double("engine.startup_timeout_s", kDefaultStartupTimeoutS);
+    if (seconds >= 0 && seconds < 1e9) return seconds;
+  } catch (const std::exception&) {
+  }
+  return kDefaultStartupTimeoutS;
+}
+
+}  // namespace
+
+std::unique_ptr<JobProcesses> start_mpi_job(const Config* config) {
+  start(startup_timeout(config));
+  return std::make_unique<MpiJob>();
+}
+
 }  // namespace pacer::mpi

@@ -20,6 +20,10 @@ namespace pacer::mpi {
 // its last periodic checkpoint.
 std::unique_ptr<Engine> make_mpi_engine(const Config& config, int workers);
 
+// Starts MPI in this process (engine/registry.h, start_job_processes), waiting at most
+// engine.startup_timeout_s of `config` (the default when null or unreadable) for every rank.
+std::unique_ptr<JobProcesses> start_mpi_job(const Config* config);
+
 // A worker rank's whole life: serves rank 0's runs (each worker half built with `build` from the
 // configuration rank 0 sent) until rank 0 ends the session; returns the exit status rank 0 chose.
 int serve_worker_ranks(const WorkerProcessBuilder& build);
