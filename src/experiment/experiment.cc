@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <numeric>
@@ -433,14 +434,15 @@ class Checkpointer : public CheckpointHook {
   uint64_t calls_ = 0;
 };
 
-// `saved`'s configuration checked against `config`'s: only changes that extend the run may
-// differ (checkpoint.h, change_extends_run), or checkpoint.* keys. Returns the changes that
-// extend it (checkpoint.* changes nothing of the run's results and is not recorded).
-std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config& config,
+// The configuration `saved_toml` (a checkpoint's or config.toml) checked against `config`'s: only
+// changes that extend the run may differ (checkpoint.h, change_extends_run), or checkpoint.* keys.
+// Returns the changes that extend it (checkpoint.* changes nothing of the run's results and is not
+// recorded). `path`: the file the saved configuration is from, for the error.
+std::vector<ConfigChange> check_resumable(const std::string& saved_toml, const Config& config,
                                           const std::string& path) {
   std::vector<ConfigChange> changes;
   std::vector<std::string> refused;
-  for (ConfigChange& change : config_changes(saved.header.config_toml, config.to_toml())) {
+  for (ConfigChange& change : config_changes(saved_toml, config.to_toml())) {
     if (is_checkpoint_key(change.key)) {
       log_info("resuming with {}", change.describe());
       continue;
@@ -457,6 +459,22 @@ std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config&
   }
   for (const ConfigChange& change : changes) log_info("resuming with {}", change.describe());
   return changes;
+}
+
+// RunOptions::resume: the checkpoint in `dir`, or, when the run there was stopped before its
+// first one, nullopt (the run then starts again from step 0 in `dir`, its config.toml's changes
+// checked as a checkpoint's would be). Throws Error for a damaged checkpoint.
+std::optional<Checkpoint> checkpoint_to_resume(const std::string& dir, const Config& config) {
+  const std::string path = dir + "/checkpoint.bin";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return read_checkpoint(path);
+  const std::string stored = dir + "/config.toml";
+  check_resumable(read_file(stored), config, stored);
+  log_info(
+      "{}: no checkpoint (the run was stopped before its first one): starting it again from step "
+      "0, which on the simulator gives the uninterrupted run's outputs",
+      dir);
+  return std::nullopt;
 }
 
 // Continues the run in `dir` (RunFolder::reopen) from `saved`: every component's state loaded,
@@ -516,7 +534,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
     probe["target_hold"] = s.rules.hold;
     probe["stop_at_targets"] = s.rules.stop_at_targets;
-    return RunOutcome{"validated", std::move(probe)};
+    return RunOutcome{"validated", std::move(probe), "", EarlierRun::Kind::kFresh};
   }
   // A resumed run: its checkpoint, read and checked before anything starts.
   std::optional<Checkpoint> saved;
@@ -524,10 +542,24 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   // The file the run started from (figure titles), and summary.json's resumed_with_changes.
   std::string source = config.source();
   nlohmann::json changes = nlohmann::json::array();
-  if (options.resume) {
-    saved = read_checkpoint(checkpoint_path);
-    changes =
-        changes_json(saved->header.changes_json, check_resumable(*saved, config, checkpoint_path));
+  std::string earlier_note;  // RunOutcome::earlier_note and earlier
+  EarlierRun::Kind earlier_kind = EarlierRun::Kind::kFresh;
+  if (options.continue_earlier && !options.out_dir.empty()) {
+    EarlierRun earlier = find_earlier_run(options.out_dir, config.to_toml());
+    if (earlier.kind == EarlierRun::Kind::kFinished) {
+      const std::string status = earlier.summary["status"].get<std::string>();
+      return RunOutcome{status, std::move(earlier.summary), std::move(earlier.note),
+                        earlier.kind};
+    }
+    saved = std::move(earlier.checkpoint);
+    earlier_note = std::move(earlier.note);
+    earlier_kind = earlier.kind;
+  } else if (options.resume) {
+    saved = checkpoint_to_resume(options.out_dir, config);
+  }
+  if (saved) {
+    changes = changes_json(saved->header.changes_json,
+                           check_resumable(saved->header.config_toml, config, checkpoint_path));
     source = saved->header.config_source;
   }
 
@@ -677,7 +709,8 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       }
     }
     if (interrupted) engine->stop(EndKind::kInterrupted);
-    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary)};
+    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary),
+                      std::move(earlier_note), earlier_kind};
   } catch (...) {
     engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
     throw;

@@ -1,6 +1,7 @@
 // Checkpoints and `pacer run --resume` (experiment/checkpoint.h): a simulator run killed with
-// SIGKILL at a checkpoint and resumed gives log.csv and summary.json byte for byte those of the
-// uninterrupted run, for every method; a damaged checkpoint or a changed configuration is refused.
+// SIGKILL at a checkpoint, or with no checkpoint keys set before its first (default) checkpoint,
+// and resumed gives log.csv and summary.json byte for byte those of the uninterrupted run, for
+// every method; a damaged checkpoint or a changed configuration is refused.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -244,11 +245,23 @@ TEST_F(ResumeRefusals, ChangedConfigurationIsRefusedNamingTheKey) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
-TEST_F(ResumeRefusals, MissingCheckpointIsRefused) {
+// A run stopped before its first checkpoint (here: the checkpoint removed) starts again from step
+// 0 in its folder, with the uninterrupted run's outputs.
+TEST_F(ResumeRefusals, MissingCheckpointStartsTheRunAgain) {
   std::filesystem::remove(out_ + "/checkpoint.bin");
   testing::CommandResult r = resume();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("starting it again from step 0"), std::string::npos) << r.output;
+  const std::string whole = dir_.file("whole");
+  r = run_pacer("run " + shell_quoted(config_) + " --out " + shell_quoted(whole));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(out_ + "/log.csv"), read_text(whole + "/log.csv"));
+  EXPECT_EQ(read_text(out_ + "/summary.json"), read_text(whole + "/summary.json"));
+  // Its changes are checked as a checkpoint's are.
+  std::filesystem::remove(out_ + "/checkpoint.bin");
+  r = resume("--set optimizer.lr=0.05");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("optimizer.lr"), std::string::npos) << r.output;
 }
 
 TEST_F(ResumeRefusals, ExtendingTheRunIsAllowedAndRecorded) {
