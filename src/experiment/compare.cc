@@ -302,9 +302,15 @@ SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
   if (!outcome.earlier_note.empty()) {
     log_info("{}: {}", run.label, outcome.earlier_note);
     switch (outcome.earlier) {
-      case EarlierRun::Kind::kFinished: ++earlier.reused; break;
-      case EarlierRun::Kind::kResumable: ++earlier.resumed; break;
-      case EarlierRun::Kind::kFresh: ++earlier.restarted; break;
+      case EarlierRun::Kind::kFinished:
+        ++earlier.reused;
+        break;
+      case EarlierRun::Kind::kResumable:
+        ++earlier.resumed;
+        break;
+      case EarlierRun::Kind::kFresh:
+        ++earlier.restarted;
+        break;
     }
   }
   if (outcome.status == "interrupted") stop_interrupted(run.label, out_dir);
@@ -364,11 +370,11 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
         Config trial = configs[m];
         trial.set(c.tuned_key + "=" + c.tuned_grid[v]);
         const std::string& spec = c.methods[m].spec;
-        trials[m][v].runs.push_back(run_one(
-            trial, problem, seed,
-            fmt::format("tuning/{}/{}/seed{}", run_folder(spec), c.tuned_grid[v], seed),
-            fmt::format("{} ({} = {}, tuning)", spec, c.tuned_key, c.tuned_grid[v]), out_dir,
-            earlier));
+        trials[m][v].runs.push_back(
+            run_one(trial, problem, seed,
+                    fmt::format("tuning/{}/{}/seed{}", run_folder(spec), c.tuned_grid[v], seed),
+                    fmt::format("{} ({} = {}, tuning)", spec, c.tuned_key, c.tuned_grid[v]),
+                    out_dir, earlier));
       }
     }
   }

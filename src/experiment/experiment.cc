@@ -548,8 +548,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     EarlierRun earlier = find_earlier_run(options.out_dir, config.to_toml());
     if (earlier.kind == EarlierRun::Kind::kFinished) {
       const std::string status = earlier.summary["status"].get<std::string>();
-      return RunOutcome{status, std::move(earlier.summary), std::move(earlier.note),
-                        earlier.kind};
+      return RunOutcome{status, std::move(earlier.summary), std::move(earlier.note), earlier.kind};
     }
     saved = std::move(earlier.checkpoint);
     earlier_note = std::move(earlier.note);

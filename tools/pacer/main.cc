@@ -399,7 +399,8 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
   for (size_t k = 0; k < cells.size(); ++k) {
     const std::string continued = cell_continued(children[k].log);
     if (!continued.empty()) {
-      std::printf("cell %zu (%s): %s\n", k, fmt::format("{}", fmt::join(cells[k].assignments(axes), ", ")).c_str(),
+      std::printf("cell %zu (%s): %s\n", k,
+                  fmt::format("{}", fmt::join(cells[k].assignments(axes), ", ")).c_str(),
                   continued.c_str());
     }
   }

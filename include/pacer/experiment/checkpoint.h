@@ -40,11 +40,12 @@ inline constexpr uint32_t kCheckpointFormat = 3;  // 2: job log, attribution (#1
                                                   // watch on F (#24)
 
 // checkpoint.every_s when the configuration does not set it: a killed run loses at most about a
-// minute of work, and a checkpoint a minute is a small part of a minute's work (docs/checkpoints.md).
+// minute of work, and a checkpoint a minute is a small part of a minute's work
+// (docs/checkpoints.md).
 inline constexpr double kDefaultCheckpointEveryS = 60;
 
 struct CheckpointPolicy {
-  int64_t every_steps = 0;                // 0 = off
+  int64_t every_steps = 0;                    // 0 = off
   double every_s = kDefaultCheckpointEveryS;  // 0 = off
   bool enabled() const { return every_steps > 0 || every_s > 0; }
 };
