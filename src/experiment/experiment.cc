@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "pacer/core/compute_pool.h"
+#include "pacer/core/crash_point.h"
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
@@ -467,7 +468,11 @@ std::vector<ConfigChange> check_resumable(const std::string& saved_toml, const C
 std::optional<Checkpoint> checkpoint_to_resume(const std::string& dir, const Config& config) {
   const std::string path = dir + "/checkpoint.bin";
   std::error_code ec;
-  if (std::filesystem::exists(path, ec)) return read_checkpoint(path);
+  if (std::filesystem::exists(path, ec)) {
+    Checkpoint saved = read_checkpoint(path);
+    log_info("{}: resuming from step {} (its checkpoint.bin)", dir, saved.header.step);
+    return saved;
+  }
   const std::string stored = dir + "/config.toml";
   check_resumable(read_file(stored), config, stored);
   log_info(
@@ -625,10 +630,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       engine->stop(EndKind::kError);
       throw;
     }
-    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is.
+    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is. Crash
+    // point "outputs.snapshot" (core/crash_point.h): once per snapshot, the files written, so a
+    // test can kill a run in the middle at a moment that depends on nothing but the run.
     auto snapshot = [&] {
       const auto begin = std::chrono::steady_clock::now();
       write_snapshot(*folder, recorder, describe_run());
+      crash_point("outputs.snapshot");
       if (engine->wall_clock()) {
         engine->exclude_time(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
