@@ -327,6 +327,7 @@ nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
   const Objective& objective = *s.problem->objective;
   nlohmann::json summary;
   summary["pacer_version"] = PACER_VERSION;
+  summary["pacer_build"] = pacer_build_id();  // earlier_run.h: which runs a comparison may reuse
   summary["seed"] = s.seed;
   summary["method"] = s.method->name();
   summary["workers"] = s.workers;

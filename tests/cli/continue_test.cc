@@ -149,6 +149,26 @@ TEST_F(CompareAgain, TheSameCommandReusesEveryRunAndAChangedOneStartsAfresh) {
   EXPECT_NE(read_text(whole_ + "/compare.csv"), before);
 }
 
+// A run that another build of pacer wrote (summary.json's pacer_build) is not passed off as this
+// build's: it runs again.
+TEST_F(CompareAgain, ARunOfAnotherBuildRunsAgain) {
+  const std::string summary_path = whole_ + "/" + kRuns[0] + "/summary.json";
+  std::string summary = read_text(summary_path);
+  const size_t at = summary.find("\"pacer_build\": \"");
+  ASSERT_NE(at, std::string::npos) << summary;
+  summary.replace(at + 16, 16, "0123456789abcdef");  // the value's 16 hex digits
+  ASSERT_NE(summary.find("\"pacer_build\": \"0123456789abcdef\","), std::string::npos) << summary;
+  write_text(summary_path, summary);
+  const CommandResult r = run_pacer(compare_args(whole_));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("dgd seed 3: its folder holds a run of another build of pacer"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("3 runs reused, 0 resumed, 1 started afresh"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_text(summary_path).find("0123456789abcdef"), std::string::npos);
+}
+
 // Ctrl-C in the third run: the command says which command continues it, and that command (run as
 // printed) ends with the uninterrupted comparison.
 TEST_F(CompareAgain, AnInterruptedComparePrintsTheCommandThatContinuesIt) {
