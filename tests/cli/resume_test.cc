@@ -316,7 +316,8 @@ TEST(Checkpoints, WritingThemDoesNotChangeTheRun) {
   testing::CommandResult r =
       run_pacer("run " + shell_quoted(config) + " --out " + shell_quoted(dir.file("a")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = run_pacer("run " + shell_quoted(config) + " --unset checkpoint --out " +
+  r = run_pacer("run " + shell_quoted(config) +
+                " --set checkpoint.every_steps=0 --set checkpoint.every_s=0 --out " +
                 shell_quoted(dir.file("b")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(dir.file("a/log.csv")), read_text(dir.file("b/log.csv")));
