@@ -483,6 +483,21 @@ std::optional<Checkpoint> checkpoint_to_resume(const std::string& dir, const Con
   return std::nullopt;
 }
 
+// Where a run starts: what an earlier run in out_dir left (RunOptions::continue_earlier,
+// earlier_run.h), the checkpoint to resume from (RunOptions::resume; none: step 0 again), or
+// step 0 (kFresh, no note).
+EarlierRun starting_point(const RunOptions& options, const Config& config) {
+  if (options.continue_earlier && !options.out_dir.empty()) {
+    return find_earlier_run(options.out_dir, config.to_toml());
+  }
+  EarlierRun start;
+  if (options.resume) {
+    start.checkpoint = checkpoint_to_resume(options.out_dir, config);
+    if (start.checkpoint) start.kind = EarlierRun::Kind::kResumable;
+  }
+  return start;
+}
+
 // Continues the run in `dir` (RunFolder::reopen) from `saved`: every component's state loaded,
 // log.csv cut back to the checkpoint's last row and continued, then config.toml rewritten (with
 // an extended run's keys; only once the checkpoint has loaded, so a refused one changes nothing).
@@ -542,26 +557,18 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     probe["stop_at_targets"] = s.rules.stop_at_targets;
     return RunOutcome{"validated", std::move(probe), "", EarlierRun::Kind::kFresh};
   }
-  // A resumed run: its checkpoint, read and checked before anything starts.
-  std::optional<Checkpoint> saved;
+  // A resumed run: its checkpoint, read and checked before anything starts; a finished one
+  // (RunOptions::continue_earlier) is not run again.
+  EarlierRun start = starting_point(options, config);
+  if (start.kind == EarlierRun::Kind::kFinished) {
+    const std::string status = start.summary["status"].get<std::string>();
+    return RunOutcome{status, std::move(start.summary), std::move(start.note), start.kind};
+  }
+  std::optional<Checkpoint>& saved = start.checkpoint;
   const std::string checkpoint_path = options.out_dir + "/checkpoint.bin";
   // The file the run started from (figure titles), and summary.json's resumed_with_changes.
   std::string source = config.source();
   nlohmann::json changes = nlohmann::json::array();
-  std::string earlier_note;  // RunOutcome::earlier_note and earlier
-  EarlierRun::Kind earlier_kind = EarlierRun::Kind::kFresh;
-  if (options.continue_earlier && !options.out_dir.empty()) {
-    EarlierRun earlier = find_earlier_run(options.out_dir, config.to_toml());
-    if (earlier.kind == EarlierRun::Kind::kFinished) {
-      const std::string status = earlier.summary["status"].get<std::string>();
-      return RunOutcome{status, std::move(earlier.summary), std::move(earlier.note), earlier.kind};
-    }
-    saved = std::move(earlier.checkpoint);
-    earlier_note = std::move(earlier.note);
-    earlier_kind = earlier.kind;
-  } else if (options.resume) {
-    saved = checkpoint_to_resume(options.out_dir, config);
-  }
   if (saved) {
     changes = changes_json(saved->header.changes_json,
                            check_resumable(saved->header.config_toml, config, checkpoint_path));
@@ -718,7 +725,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     }
     if (interrupted) engine->stop(EndKind::kInterrupted);
     return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary),
-                      std::move(earlier_note), earlier_kind};
+                      std::move(start.note), start.kind};
   } catch (...) {
     engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
     throw;
