@@ -385,7 +385,8 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
   if (interrupt_signal() != 0) {
     throw Interrupted(
         fmt::format("interrupted ({}): the sweep stopped; the cells it completed are "
-                    "in {}/cells/, sweep.csv and report.md were not written",
+                    "in {}/cells/ (the same command again reuses their runs and resumes the "
+                    "rest), sweep.csv and report.md were not written",
                     interrupt_signal_name(), out));
   }
   for (size_t k = 0; k < cells.size(); ++k) {
