@@ -41,6 +41,7 @@
 #include "pacer/core/log.h"
 #include "pacer/core/stats.h"
 #include "pacer/engine/mpi/mpi_cluster.h"
+#include "pacer/engine/mpi/mpi_engine.h"
 #include "pacer/engine/mpi/runtime.h"
 #include "pacer/experiment/experiment.h"
 #include "pacer/method/method.h"
@@ -308,6 +309,15 @@ int run_rank0(const Options& o, int workers, const PingPong& p64, const PingPong
   return 0;
 }
 
+// This process as a worker of the MPI job it already started (the ping-pong needs MPI first):
+// serves rank 0's runs (experiment.h, serve_job_worker); main() finalizes.
+class ServingRank : public JobProcesses {
+ public:
+  bool is_worker() const override { return true; }
+  int serve(const WorkerProcessBuilder& build) override { return mpi::serve_worker_ranks(build); }
+  void finish(int) override {}
+};
+
 }  // namespace
 }  // namespace pacer
 
@@ -325,7 +335,8 @@ int main(int argc, char** argv) {
     if (mpi::rank() == 0) {
       status = run_rank0(o, workers, p64, p32);
     } else {
-      status = serve_mpi_worker_rank();
+      ServingRank serving;
+      status = serve_job_worker(serving);
       mpi::finalize();
       return status;
     }

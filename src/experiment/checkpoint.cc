@@ -49,7 +49,7 @@ CheckpointPolicy read_checkpoint_policy(const Config& config) {
   CheckpointPolicy p;
   p.every_steps = config.get_int("checkpoint.every_steps", 0);
   if (p.every_steps < 0) config.fail_key("checkpoint.every_steps", "an integer >= 0 (0 = off)");
-  p.every_s = config.get_double("checkpoint.every_s", 0);
+  p.every_s = config.get_double("checkpoint.every_s", kDefaultCheckpointEveryS);
   if (!(p.every_s >= 0) || !std::isfinite(p.every_s)) {
     config.fail_key("checkpoint.every_s", "a number of wall-clock seconds >= 0 (0 = off)");
   }

@@ -279,13 +279,18 @@ Table make_table(const Comparison& c, const Verdict& verdict) {
       interrupt_signal_name(), label,
       out_dir.empty()
           ? std::string()
-          : fmt::format(", the runs it completed are in {}/<method>/seed<k>/", out_dir)));
+          : fmt::format(", the runs it completed are in {}/<method>/seed<k>/ (the same command "
+                        "again reuses them and resumes this one)",
+                        out_dir)));
 }
 
 // One run of a comparison: `config` at `seed` on that seed's problem, into <out_dir>/<run_dir>.
-// Throws Interrupted when the run is or was interrupted (its folder then says "interrupted").
+// What an earlier comparison left there is continued (RunOptions::continue_earlier), and the
+// terminal told. Throws Interrupted when the run is or was interrupted (its folder then says
+// "interrupted").
 SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
-                const std::string& run_dir, const std::string& label, const std::string& out_dir) {
+                const std::string& run_dir, const std::string& label, const std::string& out_dir,
+                EarlierRuns& earlier) {
   if (interrupt_signal() != 0) stop_interrupted(label, out_dir);  // before touching its folder
   Config c = config;
   c.set_int("seed", static_cast<int64_t>(seed));
@@ -294,7 +299,22 @@ SeedRun run_one(const Config& config, const Problem& problem, uint64_t seed,
   run.reject_unknown_keys = false;
   run.label = fmt::format("{} seed {}", label, seed);
   if (!out_dir.empty()) run.out_dir = out_dir + "/" + run_dir;
+  run.continue_earlier = true;  // the same command again reuses and resumes (earlier_run.h)
   const RunOutcome outcome = run_experiment(c, run);
+  if (!outcome.earlier_note.empty()) {
+    log_info("{}: {}", run.label, outcome.earlier_note);
+    switch (outcome.earlier) {
+      case EarlierRun::Kind::kFinished:
+        ++earlier.reused;
+        break;
+      case EarlierRun::Kind::kResumable:
+        ++earlier.resumed;
+        break;
+      case EarlierRun::Kind::kFresh:
+        ++earlier.restarted;
+        break;
+    }
+  }
   if (outcome.status == "interrupted") stop_interrupted(run.label, out_dir);
   if (outcome.status == "diverged") log_warning("{}: training diverged", run.label);
   return seed_run(outcome.summary, seed, run_dir);
@@ -347,7 +367,7 @@ std::string describe_trial(const Comparison& c, const std::string& value, const 
 // Tunes every method's key over the grid on the tuning seeds (seed-major, so each seed's problem
 // is built once), then sets the best value in each config and records the choices in `c`.
 void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
-          const std::string& out_dir) {
+          const std::string& out_dir, EarlierRuns& earlier) {
   const bool has_target = !c.targets.empty();
   const size_t methods = configs.size(), values = c.tuned_grid.size();
   std::vector<std::vector<MethodResult>> trials(methods, std::vector<MethodResult>(values));
@@ -358,10 +378,11 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
         Config trial = configs[m];
         set_tuned(trial, c, c.tuned_grid[v]);
         const std::string& spec = c.methods[m].spec;
-        trials[m][v].runs.push_back(run_one(
-            trial, problem, seed,
-            fmt::format("tuning/{}/{}/seed{}", run_folder(spec), c.tuned_grid[v], seed),
-            fmt::format("{} ({} = {}, tuning)", spec, c.tuned_key, c.tuned_grid[v]), out_dir));
+        trials[m][v].runs.push_back(
+            run_one(trial, problem, seed,
+                    fmt::format("tuning/{}/{}/seed{}", run_folder(spec), c.tuned_grid[v], seed),
+                    fmt::format("{} ({} = {}, tuning)", spec, c.tuned_key, c.tuned_grid[v]),
+                    out_dir, earlier));
       }
     }
   }
@@ -383,6 +404,11 @@ void tune(const Config& shared, std::vector<Config>& configs, Comparison& c,
 }
 
 }  // namespace
+
+std::string EarlierRuns::describe() const {
+  return fmt::format("{} run{} reused, {} resumed, {} started afresh", reused,
+                     reused == 1 ? "" : "s", resumed, restarted);
+}
 
 void check_baseline(const std::vector<std::string>& methods, const std::string& baseline) {
   if (!baseline.empty() && std::find(methods.begin(), methods.end(), baseline) == methods.end()) {
@@ -418,6 +444,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
                                    : std::filesystem::path(config.source()).stem().string();
   if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
   check_baseline(options.methods, options.baseline);
+  EarlierRuns earlier;  // what the runs found of an earlier comparison in out_dir
   c.baseline = options.baseline;
 
   // The data, partitions and model are shared, and no spec may set their keys: build them once
@@ -512,7 +539,7 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     for (int k = 0; k < options.tuning_seeds; ++k) {
       c.tuning_seeds.push_back(first_seed + options.seeds + k);
     }
-    tune(shared, configs, c, options.out_dir);
+    tune(shared, configs, c, options.out_dir, earlier);
   }
 
   // The reported runs, seed-major so that each seed's problem is built once.
@@ -523,11 +550,13 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
       MethodResult& result = c.methods[m];
       result.runs.push_back(run_one(configs[m], seed_problem, seed,
                                     fmt::format("{}/seed{}", result.folder, seed), result.spec,
-                                    options.out_dir));
+                                    options.out_dir, earlier));
     }
   }
   for (MethodResult& m : c.methods) summarize_method(m, !c.targets.empty());
-  return finish_comparison(std::move(c), options.out_dir);
+  CompareResult result = finish_comparison(std::move(c), options.out_dir);
+  result.earlier = earlier;
+  return result;
 }
 
 CompareResult finish_comparison(Comparison c, const std::string& out_dir) {

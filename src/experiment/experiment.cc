@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
 
 #include "pacer/core/compute_pool.h"
+#include "pacer/core/crash_point.h"
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
@@ -325,6 +327,7 @@ nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
   const Objective& objective = *s.problem->objective;
   nlohmann::json summary;
   summary["pacer_version"] = PACER_VERSION;
+  summary["pacer_build"] = pacer_build_id();  // earlier_run.h: which runs a comparison may reuse
   summary["seed"] = s.seed;
   summary["method"] = s.method->name();
   summary["workers"] = s.workers;
@@ -433,14 +436,15 @@ class Checkpointer : public CheckpointHook {
   uint64_t calls_ = 0;
 };
 
-// `saved`'s configuration checked against `config`'s: only changes that extend the run may
-// differ (checkpoint.h, change_extends_run), or checkpoint.* keys. Returns the changes that
-// extend it (checkpoint.* changes nothing of the run's results and is not recorded).
-std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config& config,
+// The configuration `saved_toml` (a checkpoint's or config.toml) checked against `config`'s: only
+// changes that extend the run may differ (checkpoint.h, change_extends_run), or checkpoint.* keys.
+// Returns the changes that extend it (checkpoint.* changes nothing of the run's results and is not
+// recorded). `path`: the file the saved configuration is from, for the error.
+std::vector<ConfigChange> check_resumable(const std::string& saved_toml, const Config& config,
                                           const std::string& path) {
   std::vector<ConfigChange> changes;
   std::vector<std::string> refused;
-  for (ConfigChange& change : config_changes(saved.header.config_toml, config.to_toml())) {
+  for (ConfigChange& change : config_changes(saved_toml, config.to_toml())) {
     if (is_checkpoint_key(change.key)) {
       log_info("resuming with {}", change.describe());
       continue;
@@ -457,6 +461,41 @@ std::vector<ConfigChange> check_resumable(const Checkpoint& saved, const Config&
   }
   for (const ConfigChange& change : changes) log_info("resuming with {}", change.describe());
   return changes;
+}
+
+// RunOptions::resume: the checkpoint in `dir`, or, when the run there was stopped before its
+// first one, nullopt (the run then starts again from step 0 in `dir`, its config.toml's changes
+// checked as a checkpoint's would be). Throws Error for a damaged checkpoint.
+std::optional<Checkpoint> checkpoint_to_resume(const std::string& dir, const Config& config) {
+  const std::string path = dir + "/checkpoint.bin";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    Checkpoint saved = read_checkpoint(path);
+    log_info("{}: resuming from step {} (its checkpoint.bin)", dir, saved.header.step);
+    return saved;
+  }
+  const std::string stored = dir + "/config.toml";
+  check_resumable(read_file(stored), config, stored);
+  log_info(
+      "{}: no checkpoint (the run was stopped before its first one): starting it again from step "
+      "0, which on the simulator gives the uninterrupted run's outputs",
+      dir);
+  return std::nullopt;
+}
+
+// Where a run starts: what an earlier run in out_dir left (RunOptions::continue_earlier,
+// earlier_run.h), the checkpoint to resume from (RunOptions::resume; none: step 0 again), or
+// step 0 (kFresh, no note).
+EarlierRun starting_point(const RunOptions& options, const Config& config) {
+  if (options.continue_earlier && !options.out_dir.empty()) {
+    return find_earlier_run(options.out_dir, config.to_toml());
+  }
+  EarlierRun start;
+  if (options.resume) {
+    start.checkpoint = checkpoint_to_resume(options.out_dir, config);
+    if (start.checkpoint) start.kind = EarlierRun::Kind::kResumable;
+  }
+  return start;
 }
 
 // Continues the run in `dir` (RunFolder::reopen) from `saved`: every component's state loaded,
@@ -516,18 +555,23 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
     probe["target_hold"] = s.rules.hold;
     probe["stop_at_targets"] = s.rules.stop_at_targets;
-    return RunOutcome{"validated", std::move(probe)};
+    return RunOutcome{"validated", std::move(probe), "", EarlierRun::Kind::kFresh};
   }
-  // A resumed run: its checkpoint, read and checked before anything starts.
-  std::optional<Checkpoint> saved;
+  // A resumed run: its checkpoint, read and checked before anything starts; a finished one
+  // (RunOptions::continue_earlier) is not run again.
+  EarlierRun start = starting_point(options, config);
+  if (start.kind == EarlierRun::Kind::kFinished) {
+    const std::string status = start.summary["status"].get<std::string>();
+    return RunOutcome{status, std::move(start.summary), std::move(start.note), start.kind};
+  }
+  std::optional<Checkpoint>& saved = start.checkpoint;
   const std::string checkpoint_path = options.out_dir + "/checkpoint.bin";
   // The file the run started from (figure titles), and summary.json's resumed_with_changes.
   std::string source = config.source();
   nlohmann::json changes = nlohmann::json::array();
-  if (options.resume) {
-    saved = read_checkpoint(checkpoint_path);
-    changes =
-        changes_json(saved->header.changes_json, check_resumable(*saved, config, checkpoint_path));
+  if (saved) {
+    changes = changes_json(saved->header.changes_json,
+                           check_resumable(saved->header.config_toml, config, checkpoint_path));
     source = saved->header.config_source;
   }
 
@@ -594,10 +638,13 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       engine->stop(EndKind::kError);
       throw;
     }
-    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is.
+    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is. Crash
+    // point "outputs.snapshot" (core/crash_point.h): once per snapshot, the files written, so a
+    // test can kill a run in the middle at a moment that depends on nothing but the run.
     auto snapshot = [&] {
       const auto begin = std::chrono::steady_clock::now();
       write_snapshot(*folder, recorder, describe_run());
+      crash_point("outputs.snapshot");
       if (engine->wall_clock()) {
         engine->exclude_time(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
@@ -677,7 +724,8 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       }
     }
     if (interrupted) engine->stop(EndKind::kInterrupted);
-    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary)};
+    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary),
+                      std::move(start.note), start.kind};
   } catch (...) {
     engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
     throw;

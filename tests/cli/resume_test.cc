@@ -1,8 +1,10 @@
 // Checkpoints and `pacer run --resume` (experiment/checkpoint.h): a simulator run killed with
-// SIGKILL at a checkpoint and resumed gives log.csv and summary.json byte for byte those of the
-// uninterrupted run, for every method; a damaged checkpoint or a changed configuration is refused.
+// SIGKILL at a checkpoint, or with no checkpoint keys set before its first (default) checkpoint,
+// and resumed gives log.csv and summary.json byte for byte those of the uninterrupted run, for
+// every method; a damaged checkpoint or a changed configuration is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -244,11 +246,23 @@ TEST_F(ResumeRefusals, ChangedConfigurationIsRefusedNamingTheKey) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
-TEST_F(ResumeRefusals, MissingCheckpointIsRefused) {
+// A run stopped before its first checkpoint (here: the checkpoint removed) starts again from step
+// 0 in its folder, with the uninterrupted run's outputs.
+TEST_F(ResumeRefusals, MissingCheckpointStartsTheRunAgain) {
   std::filesystem::remove(out_ + "/checkpoint.bin");
   testing::CommandResult r = resume();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("starting it again from step 0"), std::string::npos) << r.output;
+  const std::string whole = dir_.file("whole");
+  r = run_pacer("run " + shell_quoted(config_) + " --out " + shell_quoted(whole));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(out_ + "/log.csv"), read_text(whole + "/log.csv"));
+  EXPECT_EQ(read_text(out_ + "/summary.json"), read_text(whole + "/summary.json"));
+  // Its changes are checked as a checkpoint's are.
+  std::filesystem::remove(out_ + "/checkpoint.bin");
+  r = resume("--set optimizer.lr=0.05");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("optimizer.lr"), std::string::npos) << r.output;
 }
 
 TEST_F(ResumeRefusals, ExtendingTheRunIsAllowedAndRecorded) {
@@ -302,7 +316,8 @@ TEST(Checkpoints, WritingThemDoesNotChangeTheRun) {
   testing::CommandResult r =
       run_pacer("run " + shell_quoted(config) + " --out " + shell_quoted(dir.file("a")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = run_pacer("run " + shell_quoted(config) + " --unset checkpoint --out " +
+  r = run_pacer("run " + shell_quoted(config) +
+                " --set checkpoint.every_steps=0 --set checkpoint.every_s=0 --out " +
                 shell_quoted(dir.file("b")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_text(dir.file("a/log.csv")), read_text(dir.file("b/log.csv")));
@@ -351,6 +366,82 @@ TEST(Checkpoints, AnInterruptedRunLosesNothing) {
     EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
     EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
   }
+}
+
+}  // namespace
+}  // namespace pacer
+
+namespace pacer {
+namespace {
+
+// config_text without its [checkpoint] table: the defaults (checkpoint.h: every 60 s of wall time,
+// and where a run is interrupted).
+std::string default_checkpoints_text(const Case& c) {
+  std::string text = config_text(c);
+  const std::string table = "[checkpoint]\nevery_steps = " + std::to_string(kEvery) + "\n";
+  text.erase(text.find(table), table.size());
+  return text;
+}
+
+// The OOM killer or a node failure (SIGKILL) in the middle of a run that set no checkpoint keys,
+// before its first checkpoint (the test's runs last far less than 60 s): `pacer run --resume`
+// starts it again in its folder, past the rows the killed run had written, and ends with the
+// uninterrupted run's outputs.
+TEST(DefaultCheckpoints, ARunKilledWithNoCheckpointKeysResumesToTheSameLog) {
+  for (const Case& c : {kCases[7], kCases[13]}) {  // pgc-cr, asgd with momentum
+    SCOPED_TRACE(c.method);
+    TempDir dir;
+    const std::string config = dir.file("run.toml");
+    write_text(config, default_checkpoints_text(c));
+    const std::string whole = dir.file("whole");
+    testing::CommandResult r =
+        run_pacer("run " + shell_quoted(config) + " --out " + shell_quoted(whole));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Killed while the third evaluation's files are written (update 90 of 240).
+    const std::string out = dir.file("out");
+    r = run_command("PACER_STREAM_INTERVAL_S=0 PACER_TEST_CRASH_AT=outputs.replaced:9 " +
+                    std::string(PACER_BINARY) + " run " + shell_quoted(config) + " --out " +
+                    shell_quoted(out));
+    ASSERT_NE(r.exit_code, 0) << "the crash point was not reached: " << r.output;
+    ASSERT_FALSE(std::filesystem::exists(out + "/checkpoint.bin"));
+    ASSERT_NE(read_text(out + "/summary.json").find("\"status\": \"running\""), std::string::npos);
+    // Rows past the point the run starts again from: at least those up to the second evaluation.
+    const std::string killed_log = read_text(out + "/log.csv");
+    ASSERT_GT(std::count(killed_log.begin(), killed_log.end(), '\n'), 60) << killed_log;
+    r = run_pacer("run --resume " + shell_quoted(out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("starting it again from step 0"), std::string::npos) << r.output;
+    EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+    EXPECT_EQ(read_text(out + "/jobs.csv"), read_text(whole + "/jobs.csv"));
+    EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
+  }
+}
+
+// Ctrl-C in a run that set no checkpoint keys: it checkpoints where it stopped, says how to go
+// on, and that command resumes it from there to the uninterrupted run's outputs.
+TEST(DefaultCheckpoints, AnInterruptedRunWithNoCheckpointKeysResumesWhereItStopped) {
+  TempDir dir;
+  const std::string config = dir.file("run.toml");
+  write_text(config, default_checkpoints_text(kCases[7]));
+  const std::string whole = dir.file("whole");
+  testing::CommandResult r =
+      run_pacer("run " + shell_quoted(config) + " --out " + shell_quoted(whole));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string out = dir.file("out");
+  r = run_command(
+      "PACER_STREAM_INTERVAL_S=0 PACER_TEST_CRASH_AT=outputs.replaced:9 "
+      "PACER_TEST_CRASH_SIGNAL=INT " +
+      std::string(PACER_BINARY) + " run " + shell_quoted(config) + " --out " + shell_quoted(out));
+  ASSERT_EQ(r.exit_code, 130) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(out + "/checkpoint.bin"));
+  const std::string continuation =
+      "continue it with: " + std::string(PACER_BINARY) + " run --resume " + out;
+  EXPECT_NE(r.output.find(continuation), std::string::npos) << r.output;
+  r = run_pacer("run --resume " + shell_quoted(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming from step 90"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text(out + "/log.csv"), read_text(whole + "/log.csv"));
+  EXPECT_EQ(read_text(out + "/summary.json"), read_text(whole + "/summary.json"));
 }
 
 }  // namespace

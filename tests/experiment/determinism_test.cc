@@ -91,7 +91,7 @@ TEST(Experiment, SummaryHasTheDocumentedFields) {
   const nlohmann::json& s = outcome.summary;
   for (const char* key : {"status", "steps", "time", "work_units", "work_units_per_step",
                           "mean_step_time", "median_step_time", "targets", "final", "method_stats",
-                          "engine_stats", "pacer_version", "seed"}) {
+                          "engine_stats", "pacer_version", "pacer_build", "seed"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
   // IS-SGD(2) uses 4 fresh units per step; the two stragglers' late jobs add up to 2 more.

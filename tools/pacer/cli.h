@@ -79,7 +79,12 @@ int refuse_in_process_engine_under_launcher(const LaunchedRank& launched,
 // nullopt when it cannot be loaded (the run then reports why).
 std::optional<Config> loadable_config(const ConfigArgs& args);
 
-int command_run(const ConfigArgs& args);
+// `program`: how pacer was started (argv[0]), for the command that continues an interrupted run.
+int command_run(const ConfigArgs& args, const std::string& program);
+
+// The command line this process was started with, as a shell command: what continues an
+// interrupted compare, sweep or advise (each reuses what it finished and resumes the rest).
+std::string command_line(int argc, char** argv);
 
 int command_compare(const ConfigArgs& args, const std::string& methods, CompareOptions options);
 

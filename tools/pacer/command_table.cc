@@ -14,7 +14,7 @@ namespace {
 Parsed define_run(CLI::App& sub) {
   auto args = std::make_shared<ConfigArgs>();
   add_config_args(&sub, *args, /*resumable=*/true);
-  return {[args](int, char**) { return command_run(*args); }, args.get()};
+  return {[args](int, char** argv) { return command_run(*args, argv[0]); }, args.get()};
 }
 
 // Options shared by compare and sweep (sweep passes them to every cell's comparison).

@@ -160,7 +160,34 @@ static std::string format_target(const nlohmann::json& summary) {
                      t["steps"].get<int64_t>(), t["time"].get<double>());
 }
 
-int command_run(const ConfigArgs& args) {
+// Whether the run's engine is multi-process, so that continuing it needs the launcher again.
+static bool launched_by_launcher(const Config& config) {
+  const EngineInfo* e = find_engine(config.get_string("engine.name", default_engine()));
+  return e != nullptr && e->multi_process;
+}
+
+// `word` as a POSIX shell reads it back: as it is when it holds only characters no shell treats
+// specially, else in single quotes.
+static std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./=:,@%+-") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command line this process was started with, as a shell command: what continues an
+// interrupted compare, sweep or advise (each reuses what it finished and resumes the rest).
+std::string command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) line += (i ? " " : "") + shell_word(argv[i]);
+  return line;
+}
+
+// `program`: how pacer was started (argv[0]), for the command that continues an interrupted run.
+int command_run(const ConfigArgs& args, const std::string& program) {
   if (args.resume.empty() == args.path.empty()) {
     std::fprintf(stderr, "pacer run: give either CONFIG or --resume DIR\n");
     return 2;
@@ -186,6 +213,9 @@ int command_run(const ConfigArgs& args) {
                 s["method"].get<std::string>().c_str(),
                 static_cast<long long>(s["steps"].get<int64_t>()), s["time"].get<double>(),
                 options.out_dir.c_str());
+    std::printf("continue it with: %s%s run --resume %s\n",
+                launched_by_launcher(config) ? "mpirun -np <workers + 1> " : "",
+                shell_word(program).c_str(), shell_word(options.out_dir).c_str());
     return interrupt_exit_status();
   }
   if (outcome.status == "diverged") {
@@ -213,12 +243,19 @@ int command_run(const ConfigArgs& args) {
   return 0;
 }
 
+// The start of compare's line on what it continued; pacer sweep finds it in each cell's log.
+constexpr const char* kContinuedComparison = "continued the earlier comparison in";
+
 int command_compare(const ConfigArgs& args, const std::string& methods, CompareOptions options) {
   Config config = load_config(args);
   options.methods = split_method_list(methods);
   options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) : args.out_dir;
   CompareResult result = run_comparison(config, options);
   std::printf("%s", result.markdown.c_str());
+  if (result.earlier.any()) {
+    std::printf("%s %s: %s\n", kContinuedComparison, options.out_dir.c_str(),
+                result.earlier.describe().c_str());
+  }
   for (const MethodResult& m : result.comparison.methods) {
     if (!m.tuned_value.empty()) {
       std::printf("tuned %s for %s: %s\n", result.comparison.tuned_key.c_str(), m.spec.c_str(),
@@ -253,6 +290,20 @@ static std::string cell_failure(const std::string& log) {
     start = end + 1;
   }
   return last.empty() ? "(empty log)" : last;
+}
+
+// The line in which a cell's comparison said what it continued of an earlier one (command_compare),
+// without its newline; "" when there is none.
+std::string cell_continued(const std::string& log) {
+  std::string text;
+  try {
+    text = read_file(log);
+  } catch (const Error&) {
+    return "";
+  }
+  const size_t start = text.find(kContinuedComparison);
+  if (start == std::string::npos) return "";
+  return text.substr(start, text.find('\n', start) - start);
 }
 
 // `pacer sweep` (experiment/sweep.h): every cell is a `pacer compare` process of this executable
@@ -311,7 +362,8 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
   if (interrupt_signal() != 0) {
     throw Interrupted(
         fmt::format("interrupted ({}): the sweep stopped; the cells it completed are "
-                    "in {}/cells/, sweep.csv and report.md were not written",
+                    "in {}/cells/ (the same command again reuses their runs and resumes the "
+                    "rest), sweep.csv and report.md were not written",
                     interrupt_signal_name(), out));
   }
   for (size_t k = 0; k < cells.size(); ++k) {
@@ -320,6 +372,15 @@ int command_sweep(const ConfigArgs& args, const std::string& methods, const Comp
          fmt::join(cells[k].assignments(axes), ", "),
          outcomes[k].started ? fmt::format(" (exit status {})", outcomes[k].exit_status) : "",
          cell_failure(children[k].log), children[k].log);
+  }
+  // The same sweep again: each cell's comparison reused and resumed what it could; say so.
+  for (size_t k = 0; k < cells.size(); ++k) {
+    const std::string continued = cell_continued(children[k].log);
+    if (!continued.empty()) {
+      std::printf("cell %zu (%s): %s\n", k,
+                  fmt::format("{}", fmt::join(cells[k].assignments(axes), ", ")).c_str(),
+                  continued.c_str());
+    }
   }
   const SweepResult result =
       write_sweep(out, std::filesystem::path(args.path).stem().string(), axes, cells);
@@ -380,6 +441,8 @@ int command_profile(const ConfigArgs& args, int jobs) {
     config.set_string("method.name", "dgd");
     config.set_int("max_steps", jobs);
     config.set_int("eval_every", 0);
+    // The default's drains would cost the profile time.
+    config.set("checkpoint.every_s=0", "pacer profile");
     config.set("eval_final=false", "pacer profile");
     config.set("record.jobs=true", "pacer profile");
     RunOptions options;
@@ -449,9 +512,9 @@ void add_config_args(CLI::App* command, ConfigArgs& args, bool resumable) {
   if (resumable) {
     command
         ->add_option("--resume", args.resume,
-                     "continue the run in DIR from its last checkpoint (checkpoint.every_steps "
-                     "or checkpoint.every_s); --set may change only max_steps, max_time, "
-                     "max_work, target.* and checkpoint.*")
+                     "continue the run in DIR from its last checkpoint (written every 60 s by "
+                     "default, checkpoint.every_s; from step 0 when it wrote none); --set may "
+                     "change only max_steps, max_time, max_work, target.* and checkpoint.*")
         ->excludes(config);
   } else {
     config->required();

@@ -6,7 +6,9 @@
 // file and what was expected), 2 on a command-line usage error, 130 (SIGINT) or 143 (SIGTERM)
 // when `run` or `compare` was interrupted on either engine (core/interrupt.h): a run stops
 // between two events (simulator) or in its poll loop (MPI) and writes its outputs with status
-// "interrupted"; a comparison stops at that run and keeps the runs it completed. A signal that
+// "interrupted"; a comparison stops at that run and keeps the runs it completed. Either prints the
+// command that continues it: `pacer run --resume DIR`, or for compare, sweep and advise the same
+// command line, which reuses the finished runs and resumes the interrupted one. A signal that
 // comes after the run's last update changes nothing: the run ends as it would have.
 //
 // Engines come from the registry (engine/registry.h); this file names none. A command whose
@@ -61,12 +63,17 @@ std::unique_ptr<JobProcesses> start_job(const std::string& command, const Config
   return job;
 }
 
-// Runs the parsed command and returns its exit status; pacer's errors are one line on stderr.
-int run_command(const Parsed& parsed, int argc, char** argv) {
+// Runs the parsed command and returns its exit status; pacer's errors are one line on stderr. An
+// interrupted command says how to continue it: for compare, sweep and advise the same command
+// line (which reuses the finished runs and resumes the rest); `run` prints its own.
+int run_command(const Parsed& parsed, bool under_launcher, int argc, char** argv) {
   try {
     return parsed.run(argc, argv);
   } catch (const Interrupted& e) {
     std::fprintf(stderr, "pacer: %s\n", e.what());
+    std::fprintf(stderr, "pacer: continue it with the same command%s: %s\n",
+                 under_launcher ? " (under the same launcher)" : "",
+                 command_line(argc, argv).c_str());
     return interrupt_exit_status();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pacer: error: %s\n", e.what());
@@ -121,7 +128,7 @@ int main(int argc, char** argv) {
     // SIGTERM stop a run cleanly instead of ending the process.
     install_interrupt_handlers();
   }
-  const int status = run_command(parsed, argc, argv);
+  const int status = run_command(parsed, job != nullptr, argc, argv);
   if (job) {
     std::fflush(stdout);
     job->finish(status);

@@ -71,7 +71,8 @@ struct AdviseOptions {
 
 // Runs the advice (see the file comment) and returns the text to print. Throws Error for a bad
 // trace (naming the file), an empty candidate list, or a comparison that fails; Interrupted on
-// SIGINT/SIGTERM, with the completed runs kept.
+// SIGINT/SIGTERM, with the completed runs kept: the same advice again (same options, out_dir)
+// reuses them and resumes the interrupted one (compare.h), and gives the same answer.
 std::string run_advise(const Config& config, const AdviseOptions& options);
 
 }  // namespace pacer

@@ -17,8 +17,13 @@
 // Same config and seeds ⇒ byte-identical tables and report.
 //
 // After SIGINT or SIGTERM (core/interrupt.h) the comparison stops at the run it was in (that run's
-// folder says "interrupted") and run_comparison throws Interrupted: the completed runs' folders
-// are kept, and the table, figures and report are not written.
+// folder says "interrupted" and holds a checkpoint where it stopped) and run_comparison throws
+// Interrupted: the completed runs' folders are kept, and the table, figures and report are not
+// written. Run again with the same configuration, options and out_dir (after an interrupt, a
+// SIGKILL, a crash), a comparison reuses every run that finished and resumes the one that was
+// interrupted (experiment/earlier_run.h: each run's stored configuration must be the one it
+// would run now, else that run starts afresh), saying so per run on the terminal, and ends with
+// the tables an uninterrupted comparison writes.
 #pragma once
 
 #include <string>
@@ -52,11 +57,22 @@ struct CompareOptions {
   std::string baseline;
 };
 
+// What a comparison found of an earlier one in its folder (RunOptions::continue_earlier).
+struct EarlierRuns {
+  int reused = 0;     // finished runs not run again
+  int resumed = 0;    // interrupted runs continued from their checkpoints
+  int restarted = 0;  // runs whose folder held another configuration or no checkpoint
+  bool any() const { return reused + resumed + restarted > 0; }
+  // "4 runs reused, 1 resumed, 0 started afresh".
+  std::string describe() const;
+};
+
 struct CompareResult {
   std::string markdown;  // the table as printed: its legend, the table and the verdict's line
   std::string csv;
   Comparison comparison;
   Verdict verdict;  // verdict.h
+  EarlierRuns earlier;
 };
 
 CompareResult run_comparison(const Config& config, const CompareOptions& options);

@@ -10,6 +10,7 @@
 #include "pacer/core/config.h"
 #include "pacer/data/dataset.h"
 #include "pacer/engine/engine.h"
+#include "pacer/experiment/earlier_run.h"
 #include "pacer/model/objective.h"
 
 namespace pacer {
@@ -56,10 +57,18 @@ struct RunOptions {
   // Continue the run in out_dir from its checkpoint.bin (experiment/checkpoint.h) instead of
   // starting one: `config` must be that run's configuration (its config.toml), changed only in
   // keys that extend the run (key_extends_run; anything else is an Error naming the keys). The
-  // folder is continued, not replaced; log.csv is cut back to the checkpoint and continued. On
-  // the simulator the outputs are then byte for byte those of the uninterrupted run (unless an
-  // extending key changed; summary.json's resumed_with_changes then lists the changes).
+  // folder is continued, not replaced; log.csv is cut back to the checkpoint and continued. A
+  // run stopped before its first checkpoint (checkpoint.every_s, 60 s by default) starts again
+  // from step 0 in out_dir, its config.toml checked in the same way. On the simulator the outputs
+  // are then byte for byte those of the uninterrupted run (unless an extending key changed;
+  // summary.json's resumed_with_changes then lists the changes).
   bool resume = false;
+  // Continue what an earlier run of the same configuration left in out_dir (earlier_run.h; pacer
+  // compare, sweep and advise given the same command again): a finished run is not run again (its
+  // summary.json is returned), an interrupted or killed one is resumed from its checkpoint, and
+  // anything else (another configuration, no checkpoint yet) starts afresh. RunOutcome::
+  // earlier_note says which. Ignored without out_dir; `resume` is then not needed.
+  bool continue_earlier = false;
 };
 
 struct RunOutcome {
@@ -68,6 +77,11 @@ struct RunOutcome {
   // it as an error, pacer compare counts it.
   std::string status;
   nlohmann::json summary;
+  // RunOptions::continue_earlier: what became of the earlier run in out_dir (kFresh also when
+  // there was none), and for the terminal ("finished earlier, reused", "resumed from step 340",
+  // why it started afresh; "" when there was none).
+  std::string earlier_note;
+  EarlierRun::Kind earlier = EarlierRun::Kind::kFresh;
 };
 
 // Runs one configuration on the engine named by engine.name (engine/registry.h): in this process

@@ -5,7 +5,9 @@
 // is the comparison of the same methods, seeds, budget and tuning with K1 and K2 set to its
 // values, in <out>/cells/<k>/ (its compare.csv, report.md, figures and runs, as pacer compare
 // writes them). Cells are independent processes, so they can run side by side; each is
-// deterministic, so the outputs below do not depend on how many ran at once.
+// deterministic, so the outputs below do not depend on how many ran at once. The same sweep again
+// (after an interrupt or a crash) continues every cell's comparison (compare.h: finished runs
+// reused, an interrupted one resumed).
 //
 // From the cells' compare.csv, a sweep writes in <out>:
 //   sweep.csv   one row per cell and method: the cell, its axis values, the method's rank in the
