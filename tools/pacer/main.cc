@@ -435,19 +435,39 @@ int command_advise(const ConfigArgs& args, AdviseOptions options) {
   return 0;
 }
 
-// `pacer timeline DIR`: the timeline figure of a run folder's jobs.csv (timeline.h).
-int command_timeline(const std::string& dir, double from, double to) {
-  if ((from != 0 || to != 0) && !(to > from && from >= 0)) {
-    fail("--from {} --to {}: expected both, with 0 <= from < to (neither: the automatic window)",
-         from, to);
+struct TimelineArgs {
+  std::string dir;
+  double from = 0, to = 0;
+  bool window = false;  // --from or --to given
+  bool all = false;
+  std::string format = "both";
+};
+
+// `pacer timeline DIR`: the timeline figure and Chrome trace of a run folder's jobs.csv
+// (timeline.h, timeline_options_for_run).
+int command_timeline(const TimelineArgs& a) {
+  if (a.window && a.all) fail("--all with --from/--to: give one or the other");
+  if (a.window && !(a.to > a.from && a.from >= 0)) {
+    fail("--from {} --to {}: expected both, with 0 <= from < to (neither: the run's window)",
+         a.from, a.to);
   }
-  const std::optional<Figure> figure =
-      write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{from, to},
-                            std::filesystem::path(dir).filename().string());
-  if (!figure) fail("{}/jobs.csv: no job in the window [{}, {}] s", dir, from, to);
-  std::printf("%s\n%s/%s%s\n", figure->caption.c_str(), dir.c_str(),
-              figure->rendered ? figure->png.c_str() : figure->script.c_str(),
-              figure->rendered ? "" : " (gnuplot not found: the script only)");
+  std::optional<TimelineWindow> window;
+  if (a.window || a.all) window = TimelineWindow{a.from, a.to, a.all};
+  TimelineOptions options = timeline_options_for_run(a.dir, window);
+  options.figure = a.format != "chrome";
+  options.chrome = a.format != "figure";
+  const std::optional<Timeline> t = write_timeline(a.dir, a.dir + "/jobs.csv", options);
+  if (!t) fail("{}/jobs.csv: no job in the window [{}, {}] s", a.dir, a.from, a.to);
+  std::printf("%s\n", t->caption.c_str());
+  if (t->figure) {
+    const Figure& f = *t->figure;
+    std::printf("%s/%s%s\n", a.dir.c_str(), f.rendered ? f.png.c_str() : f.script.c_str(),
+                f.rendered ? "" : " (gnuplot not found: the script only)");
+  }
+  if (!t->chrome.empty()) {
+    std::printf("%s/%s (Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                a.dir.c_str(), t->chrome.c_str());
+  }
   return 0;
 }
 
@@ -646,16 +666,21 @@ int main(int argc, char** argv) {
                      "method specs to rank (default: every applicable method)");
   advise->add_option("--s", advise_s, "s (IS-SGD: k) values tried by default (default 1,2,3)");
 
-  std::string timeline_dir;
-  double timeline_from = 0, timeline_to = 0;
-  CLI::App* timeline =
-      app.add_subcommand("timeline", "draw workers x time from a run folder's jobs.csv");
-  timeline->add_option("dir", timeline_dir, "a run folder (with jobs.csv)")->required();
-  timeline->add_option("--from", timeline_from,
-                       "window start, seconds (with --to; default: the automatic window)");
-  timeline->add_option("--to", timeline_to,
-                       "window end, seconds (default: from the start until 20 jobs per worker, "
-                       "20 n in all, have ended)");
+  TimelineArgs timeline_args;
+  CLI::App* timeline = app.add_subcommand(
+      "timeline", "draw workers x time from a run folder's jobs.csv, and its Chrome trace");
+  timeline->add_option("dir", timeline_args.dir, "a run folder (with jobs.csv)")->required();
+  CLI::Option* timeline_from = timeline->add_option(
+      "--from", timeline_args.from,
+      "window start, seconds (with --to; written to timeline-FROM-TO.*; default: the run's "
+      "window, record.timeline or from the start until 20 jobs per worker have ended)");
+  CLI::Option* timeline_to =
+      timeline->add_option("--to", timeline_args.to, "window end, seconds (see --from)");
+  timeline->add_flag("--all", timeline_args.all, "every job of the run (timeline-all.*)");
+  timeline
+      ->add_option("--format", timeline_args.format,
+                   "figure (.gp, .png, .svg), chrome (the Chrome trace .json), or both (default)")
+      ->check(CLI::IsMember({"figure", "chrome", "both"}));
 
   CLI::App* version = app.add_subcommand("version", "print version and build information");
 
@@ -731,7 +756,10 @@ int main(int argc, char** argv) {
     if (*info) status = command_data_info(data_path);
     if (*fit) status = command_fit(fit_path, fit_out);
     if (*stragglers) status = command_stragglers(stragglers_input, stragglers_out, stragglers_top);
-    if (*timeline) status = command_timeline(timeline_dir, timeline_from, timeline_to);
+    if (*timeline) {
+      timeline_args.window = timeline_from->count() > 0 || timeline_to->count() > 0;
+      status = command_timeline(timeline_args);
+    }
     if (*profile) status = command_profile(profile_args, profile_jobs_per_worker);
     if (*advise) {
       advise_options.s_values.clear();
