@@ -657,9 +657,9 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       // A figure is a convenience (plot.h): one that cannot be drawn is a warning.
       if (jobs && options.timeline_figure) {
         try {
-          write_timeline(folder->dir(), folder->path("jobs.csv"),
-                         TimelineOptions{.window = s.timeline,
-                                         .title = timeline_run_title(folder->dir())});
+          write_timeline(
+              folder->dir(), folder->path("jobs.csv"),
+              TimelineOptions{.window = s.timeline, .title = timeline_run_title(folder->dir())});
         } catch (const Error& e) {
           log_warning("the timeline figure was not drawn: {}", e.what());
         }

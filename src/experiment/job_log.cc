@@ -460,7 +460,7 @@ std::vector<JobRecord> read_jobs_csv(const std::string& path) {
 JobsTrace trace_from_jobs_csv(const std::string& path) {
   JobsTrace trace;
   trace.csv = "worker,duration,step,units\n";
-  std::vector<double> overheads;  // delivered − assigned − compute_time, per job
+  std::vector<double> overheads;  // delivered − sent − compute_time, per job
   size_t row = 1;                 // the header
   for (const JobRecord& job : read_jobs_csv(path)) {
     ++row;  // line number: read_jobs_csv refuses blank lines
@@ -472,7 +472,9 @@ JobsTrace trace_from_jobs_csv(const std::string& path) {
     fmt::format_to(std::back_inserter(trace.csv), "{},{},{},{}\n", job.worker,
                    *job.compute_time / *job.units, job.tag, *job.units);
     ++trace.jobs;
-    overheads.push_back(std::max(0.0, *job.delivered - job.assigned - *job.compute_time));
+    // From the send: a job held during an MPI checkpoint's drain was waiting, not travelling.
+    const double sent = job.sent.value_or(job.assigned);
+    overheads.push_back(std::max(0.0, *job.delivered - sent - *job.compute_time));
   }
   if (trace.jobs == 0) {
     fail("{}: no delivered job (fate used or late) to take durations from", path);

@@ -283,7 +283,18 @@ TEST(JobLog, ReadsTheTenColumnLogsOfEarlierVersions) {
   EXPECT_EQ(jobs[0].fate, JobFate::kLate);
   EXPECT_FALSE(jobs[0].sent);
   EXPECT_FALSE(jobs[0].injected_time);
-  EXPECT_EQ(trace_from_jobs_csv(dir.file("old.csv")).jobs, 1);
+  // Its message latency: half of delivered − assigned − compute_time, (2 − 0.5 − 0.75) / 2.
+  const JobsTrace old = trace_from_jobs_csv(dir.file("old.csv"));
+  EXPECT_EQ(old.jobs, 1);
+  EXPECT_DOUBLE_EQ(old.latency, 0.375);
+}
+
+TEST(JobLog, TheLatencyOfATraceCountsFromTheSendNotTheHeldAssignment) {
+  // Held from 0 to 1 (a checkpoint's drain), sent at 1, 0.25 s each way around 1 s of work.
+  TempDir dir;
+  testing::write_text(dir.file("held.csv"),
+                      std::string(JobLog::header()) + "0,3,0,1.25,2.25,2.5,1,1,40,used,1,0\n");
+  EXPECT_DOUBLE_EQ(trace_from_jobs_csv(dir.file("held.csv")).latency, 0.25);
 }
 
 TEST(JobLog, AsynchronousRunsLogEveryArrivalAsUsed) {

@@ -184,9 +184,10 @@ struct JobsTrace {
   // in the file's order (what timing.model = "trace", pacer fit, pacer stragglers and pacer advise
   // read). worker and duration come first, as in a classic trace.
   std::string csv;
-  // Seconds one message takes: half the median over delivered jobs of the time from assignment
-  // to delivery not spent computing (delivered − assigned − compute_time), the comm model's
-  // timing.latency; 0 when no job says (the simulator's own logs without a comm model).
+  // Seconds one message takes: half the median over delivered jobs of the time from the job's
+  // send to its delivery not spent computing (delivered − sent − compute_time; sent is assigned
+  // in a file without that column), the comm model's timing.latency; 0 when no job says (the
+  // simulator's own logs without a comm model).
   double latency = 0;
   int64_t jobs = 0;  // rows in csv
 };
