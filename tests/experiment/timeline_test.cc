@@ -243,7 +243,10 @@ TEST(TimelineFigure, AutomaticWindowEndsWhenTwentyJobsPerWorkerHaveEnded) {
                          }),
             transfers.end());
   size_t boxes = 0;
-  for (const Row& r : read_blocks(dir.file("figures/timeline-compute.dat"))["used"]) {
+  // The map must outlive the loop: a range-for over a member of a temporary reads freed memory
+  // (found by ThreadSanitizer, scripts/check-tsan.sh).
+  auto compute = read_blocks(dir.file("figures/timeline-compute.dat"));
+  for (const Row& r : compute["used"]) {
     EXPECT_LE(r.to, 20.1 + 1e-9);
     ++boxes;
   }
