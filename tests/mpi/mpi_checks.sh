@@ -699,39 +699,6 @@ EOF
       die "expected 76 jobs and 80 replies in float32, summary.json says: $counts"
     ;;
 
-  timeline_held)
-    # ASGD paced at 0.02 s per job on workers 0-2 and 0.2 s on worker 3, a checkpoint every 25
-    # updates: each drain waits for worker 3's job while the fast workers' next jobs are held.
-    # jobs.csv says when a held job was sent (after it was assigned; its transfer starts then),
-    # and the timeline draws and exports that wait as "held", not as transfer.
-    write_problem run.toml 3 100
-    cat >>run.toml <<EOF
-[optimizer]
-lr = 0.01
-[method]
-name = "asgd"
-[timing]
-model = "fixed"
-tau = [0.02, 0.02, 0.02, 0.2]
-[checkpoint]
-every_steps = 25
-EOF
-    mpirun -np 5 "$pacer" run run.toml --engine mpi --set engine.inject=pace --out mpi \
-      >mpi.txt 2>&1 || { cat mpi.txt; die "MPI run failed"; }
-    # Jobs still out at the end were never delivered: they say nothing of when they were sent.
-    awk -F, 'NR > 1 && $11 != "" {
-      if ($11 > $3 + 0.005) held++
-      if ($11 < $3 - 1e-9) bad = bad " sent " $11 " before assigned " $3 " at row " NR
-      if ($4 != "" && $4 < $11 - 0.001) bad = bad " started " $4 " before sent " $11 " at row " NR }
-      END { if (held < 1) bad = bad " no job held"; if (bad) { print bad; exit 1 }
-            print held " jobs held" }' mpi/jobs.csv ||
-      { flat mpi/summary.json | grep -oE '"checkpoints":[0-9]*'; die "jobs.csv: held jobs wrong"; }
-    "$pacer" timeline mpi --all --format chrome >timeline.txt 2>&1 ||
-      { cat timeline.txt; die "pacer timeline failed"; }
-    [ "$(grep -c '"name":"held"' mpi/timeline-all.json)" -ge 1 ] ||
-      die "timeline-all.json shows no held phase"
-    ;;
-
   jobs_and_attribution)
     # DGD paced at 0.02 s per job on workers 0-2 and 0.15 s on worker 3: jobs.csv holds every job
     # with its times on rank 0's clock in order, worker 3 decides every step, and the run's
@@ -774,6 +741,39 @@ EOF
       --out profile >profile.txt 2>&1 || { cat profile.txt; die "pacer profile on MPI failed"; }
     [ "$(tail -n +2 profile/trace.csv | cut -d, -f1 | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = \
       "0:5 1:5 2:5 3:5 " ] || { cat profile/trace.csv; die "the profile's trace is not 5 jobs per worker"; }
+    ;;
+
+  timeline_held)
+    # ASGD paced at 0.02 s per job on workers 0-2 and 0.2 s on worker 3, a checkpoint every 25
+    # updates: each drain waits for worker 3's job while the fast workers' next jobs are held.
+    # jobs.csv says when a held job was sent (after it was assigned; its transfer starts then),
+    # and the timeline draws and exports that wait as "held", not as transfer.
+    write_problem run.toml 3 100
+    cat >>run.toml <<EOF
+[optimizer]
+lr = 0.01
+[method]
+name = "asgd"
+[timing]
+model = "fixed"
+tau = [0.02, 0.02, 0.02, 0.2]
+[checkpoint]
+every_steps = 25
+EOF
+    mpirun -np 5 "$pacer" run run.toml --engine mpi --set engine.inject=pace --out mpi \
+      >mpi.txt 2>&1 || { cat mpi.txt; die "MPI run failed"; }
+    # Jobs still out at the end were never delivered: they say nothing of when they were sent.
+    awk -F, 'NR > 1 && $11 != "" {
+      if ($11 > $3 + 0.005) held++
+      if ($11 < $3 - 1e-9) bad = bad " sent " $11 " before assigned " $3 " at row " NR
+      if ($4 != "" && $4 < $11 - 0.001) bad = bad " started " $4 " before sent " $11 " at row " NR }
+      END { if (held < 1) bad = bad " no job held"; if (bad) { print bad; exit 1 }
+            print held " jobs held" }' mpi/jobs.csv ||
+      { flat mpi/summary.json | grep -oE '"checkpoints":[0-9]*'; die "jobs.csv: held jobs wrong"; }
+    "$pacer" timeline mpi --all --format chrome >timeline.txt 2>&1 ||
+      { cat timeline.txt; die "pacer timeline failed"; }
+    [ "$(grep -c '"name":"held"' mpi/timeline-all.json)" -ge 1 ] ||
+      die "timeline-all.json shows no held phase"
     ;;
 
   *)
