@@ -11,7 +11,7 @@
 //   run      run_experiment into a fresh folder, as `pacer run` calls it: config.toml, log.csv
 //            (one row per update), jobs.csv, evals.csv, trace.csv, summary.json, the loss and
 //            timeline figures; an evaluation every updates/10 updates
-//   figures  write_run_figure and write_timeline_figure on the run's folder, the figures the run
+//   figures  write_run_figure and write_timeline on the run's folder, the figures the run
 //            drew (gnuplot included, when it is on the PATH)
 // Each benchmark iteration runs `rounds` rounds of (engine, run), alternating so that both see
 // the same machine load, and keeps the fastest of each (wall-clock seconds). Counters:
@@ -122,7 +122,9 @@ double run_seconds(const Config& config, const std::string& dir) {
 double figure_seconds(const std::string& dir) {
   const double begin = steady_seconds();
   write_run_figure(dir, "asgd, seed 1", {}, "full", Clock::kSimulated);
-  write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{}, "asgd, seed 1");
+  TimelineOptions timeline;
+  timeline.title = "asgd, seed 1";
+  write_timeline(dir, dir + "/jobs.csv", timeline);
   return steady_seconds() - begin;
 }
 

@@ -270,18 +270,6 @@ struct RunSetup {
   int threads = 1;  // engine.threads: the recorder's evaluations (every engine)
 };
 
-// record.timeline = [from, to] (engine seconds, to > from >= 0); absent: the automatic window
-// (timeline.h).
-TimelineWindow read_timeline_window(const Config& config) {
-  const std::vector<double> window = config.get_doubles("record.timeline", {});
-  if (window.empty()) return {};
-  if (window.size() != 2 || !(window[0] >= 0) || !(window[1] > window[0]) ||
-      !std::isfinite(window[1])) {
-    config.fail_key("record.timeline", "[from, to] in seconds with 0 <= from < to");
-  }
-  return TimelineWindow{window[0], window[1]};
-}
-
 RunSetup build_run(const Config& config, const Problem* shared) {
   RunSetup s;
   s.seed = read_seed(config);
@@ -716,8 +704,9 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
       // A figure is a convenience (plot.h): one that cannot be drawn is a warning.
       if (jobs && options.timeline_figure) {
         try {
-          write_timeline_figure(folder->dir(), folder->path("jobs.csv"), s.timeline,
-                                figure_title(source, summary));
+          write_timeline(
+              folder->dir(), folder->path("jobs.csv"),
+              TimelineOptions{.window = s.timeline, .title = timeline_run_title(folder->dir())});
         } catch (const Error& e) {
           log_warning("the timeline figure was not drawn: {}", e.what());
         }

@@ -22,11 +22,17 @@ namespace pacer {
 namespace {
 
 constexpr std::string_view kHeader =
-    "worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate\n";
+    "worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate,sent,"
+    "injected_time\n";
 constexpr std::string_view kHeaderLine = kHeader.substr(0, kHeader.size() - 1);
-constexpr const char* kColumns[] = {"worker",    "tag",   "assigned",     "started", "finished",
-                                    "delivered", "units", "compute_time", "bytes",   "fate"};
+constexpr const char* kColumns[] = {"worker",   "tag",       "assigned", "started",
+                                    "finished", "delivered", "units",    "compute_time",
+                                    "bytes",    "fate",      "sent",     "injected_time"};
 constexpr size_t kFields = std::size(kColumns);
+// The header pacer wrote before sent and injected_time were added: its first kLegacyFields
+// columns, still read.
+constexpr size_t kLegacyFields = 10;
+constexpr std::string_view kLegacyHeaderLine = kHeaderLine.substr(0, kHeaderLine.find(",sent"));
 constexpr JobFate kFates[] = {JobFate::kUsed, JobFate::kLate,   JobFate::kCancelled,
                               JobFate::kLost, JobFate::kFailed, JobFate::kUnfinished};
 constexpr uint64_t kMaxPending = 1 << 20;  // bytes collected before a flush at the latest
@@ -120,11 +126,21 @@ std::vector<std::string_view> split(std::string_view line) {
   }
 }
 
-// One data row; throws Error naming file, line and column.
-JobRecord parse_job(const std::string& file, size_t line_number, std::string_view line) {
+// The number of columns of a jobs.csv whose first line is `line`: kFields, or kLegacyFields for
+// the older header; 0 for anything else.
+size_t header_fields(std::string_view line) {
+  if (line == kHeaderLine) return kFields;
+  return line == kLegacyHeaderLine ? kLegacyFields : 0;
+}
+
+// One data row of a file with `fields` columns (header_fields); throws Error naming file, line
+// and column.
+JobRecord parse_job(const std::string& file, size_t line_number, std::string_view line,
+                    size_t fields) {
   const std::vector<std::string_view> f = split(line);
-  if (f.size() != kFields) {
-    fail("{}:{}: {} fields, expected {} ({})", file, line_number, f.size(), kFields, kHeaderLine);
+  if (f.size() != fields) {
+    fail("{}:{}: {} fields, expected {} ({})", file, line_number, f.size(), fields,
+         fields == kFields ? kHeaderLine : kLegacyHeaderLine);
   }
   auto at = [&](size_t column) { return Place{file, line_number, column}; };
   JobRecord job;
@@ -142,6 +158,10 @@ JobRecord parse_job(const std::string& file, size_t line_number, std::string_vie
     job.bytes = parse_integer(at(8), f[8], 0, INT64_MAX, "a byte count (an integer >= 0)");
   }
   job.fate = parse_fate(at(9), f[9]);
+  if (fields == kFields) {
+    job.sent = parse_optional_number(at(10), f[10]);
+    job.injected_time = parse_optional_number(at(11), f[11]);
+  }
   return job;
 }
 
@@ -261,7 +281,7 @@ void JobLog::assigned(int worker, int64_t tag, double now, double starts) {
   row.tag = tag;
   row.assigned = now;
   row.started = starts;
-  row.finished = row.units = row.compute_time = kUnknown;
+  row.finished = row.units = row.compute_time = row.sent = row.injected_time = kUnknown;
   open_[worker] = row;
 }
 
@@ -294,6 +314,8 @@ void JobLog::begin_delivery(const Reply& reply, double now) {
   row.units = reply.units;
   row.compute_time = reply.compute_time;
   row.bytes = reply.bytes;
+  row.sent = std::isnan(reply.sent) ? row.assigned : reply.sent;
+  row.injected_time = reply.injected_time;
   row.fate = reply.status == ReplyStatus::kOk ? JobFate::kUsed : JobFate::kFailed;
   delivering_ = row;
 }
@@ -327,7 +349,11 @@ void JobLog::write(const Row& r) {
   append_number(line, r.units);
   line += ',';
   append_number(line, r.compute_time);
-  fmt::format_to(std::back_inserter(line), ",{},{}\n", r.bytes, job_fate_name(r.fate));
+  fmt::format_to(std::back_inserter(line), ",{},{},", r.bytes, job_fate_name(r.fate));
+  append_number(line, r.sent);
+  line += ',';
+  append_number(line, r.injected_time);
+  line += '\n';
   if (!file_.is_open()) {
     text_ += line;
     return;
@@ -403,7 +429,7 @@ bool is_jobs_csv(const std::string& path) {
   std::string line;
   if (!in || !std::getline(in, line)) return false;
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  return line + "\n" == kHeader;
+  return header_fields(line) != 0;
 }
 
 double JobRecord::end() const {
@@ -413,7 +439,7 @@ double JobRecord::end() const {
 std::vector<JobRecord> read_jobs_csv(const std::string& path) {
   const std::string text = read_file(path);
   std::vector<JobRecord> jobs;
-  size_t line_number = 0;
+  size_t line_number = 0, fields = 0;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
@@ -421,12 +447,11 @@ std::vector<JobRecord> read_jobs_csv(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     start = end + 1;
     if (++line_number == 1) {
-      if (line != kHeaderLine) {
-        fail("{}:1: the header is '{}', expected '{}'", path, line, kHeaderLine);
-      }
+      fields = header_fields(line);
+      if (fields == 0) fail("{}:1: the header is '{}', expected '{}'", path, line, kHeaderLine);
       continue;
     }
-    jobs.push_back(parse_job(path, line_number, line));
+    jobs.push_back(parse_job(path, line_number, line, fields));
   }
   if (line_number == 0) fail("{}:1: the header is missing (expected '{}')", path, kHeaderLine);
   return jobs;
@@ -435,7 +460,7 @@ std::vector<JobRecord> read_jobs_csv(const std::string& path) {
 JobsTrace trace_from_jobs_csv(const std::string& path) {
   JobsTrace trace;
   trace.csv = "worker,duration,step,units\n";
-  std::vector<double> overheads;  // delivered − assigned − compute_time, per job
+  std::vector<double> overheads;  // delivered − sent − compute_time, per job
   size_t row = 1;                 // the header
   for (const JobRecord& job : read_jobs_csv(path)) {
     ++row;  // line number: read_jobs_csv refuses blank lines
@@ -447,7 +472,9 @@ JobsTrace trace_from_jobs_csv(const std::string& path) {
     fmt::format_to(std::back_inserter(trace.csv), "{},{},{},{}\n", job.worker,
                    *job.compute_time / *job.units, job.tag, *job.units);
     ++trace.jobs;
-    overheads.push_back(std::max(0.0, *job.delivered - job.assigned - *job.compute_time));
+    // From the send: a job held during an MPI checkpoint's drain was waiting, not travelling.
+    const double sent = job.sent.value_or(job.assigned);
+    overheads.push_back(std::max(0.0, *job.delivered - sent - *job.compute_time));
   }
   if (trace.jobs == 0) {
     fail("{}: no delivered job (fate used or late) to take durations from", path);

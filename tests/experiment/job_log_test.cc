@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pacer/core/config.h"
@@ -107,6 +109,9 @@ TEST(JobLog, DgdNamesTheSlowWorkerAsDecisiveAndRecordsEveryJob) {
     EXPECT_DOUBLE_EQ(number(job, "compute_time"), w == 2 ? 3.0 : 1.0);
     EXPECT_EQ(job.at("units"), "1");
     EXPECT_EQ(job.at("bytes"), std::to_string(8 * 5));  // 5 parameters in double
+    // The simulator sends every job at once and injects nothing.
+    EXPECT_EQ(job.at("sent"), job.at("assigned"));
+    EXPECT_EQ(job.at("injected_time"), "0");
   }
   EXPECT_EQ(per_worker, (std::map<int, int>{{0, 6}, {1, 6}, {2, 6}}));
   EXPECT_EQ(r.summary["jobs_csv"]["rows"], 18);
@@ -226,6 +231,70 @@ TEST(JobLog, ARunDrawsItsTimelineOverTheWindowAsked) {
   for (std::string line; std::getline(lines, line);) boxes += !line.empty() && line[0] != '#';
   EXPECT_EQ(boxes, 6) << compute;
   EXPECT_TRUE(std::filesystem::exists(dir.file("timeline.gp")));
+}
+
+TEST(JobLog, ARunsChromeTraceHoldsThePhasesOfItsJobsCsvAndItsTitleTheMethodAndSeed) {
+  // Messages of 0.25 s: each job goes to its worker, computes (1 or 3 s) and comes back.
+  TempDir dir;
+  run(dir.path(), "name = \"dgd\"\n", {"timing.latency=0.25"}, /*timeline=*/true);
+  // 6 steps of 3 workers: fewer than 20 jobs per worker, so the automatic window holds them all.
+  std::map<std::pair<int, int64_t>, std::vector<std::tuple<std::string, double, double>>> logged;
+  for (const JobRecord& j : read_jobs_csv(dir.file("jobs.csv"))) {
+    ASSERT_TRUE(j.started && j.finished && j.delivered && j.sent && j.injected_time);
+    ASSERT_EQ(*j.sent, j.assigned);
+    ASSERT_EQ(*j.injected_time, 0);
+    logged[{j.worker, j.tag}] = {{"transfer", j.assigned, *j.started},
+                                 {"compute", *j.started, *j.finished},
+                                 {"reply", *j.finished, *j.delivered}};
+  }
+  ASSERT_EQ(logged.size(), 18u);
+  const nlohmann::json trace = nlohmann::json::parse(read_text(dir.file("timeline.json")));
+  std::map<std::pair<int, int64_t>, std::vector<std::tuple<std::string, double, double>>> traced;
+  std::set<std::string> threads;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+    if (e["name"] == "process_name") {
+      EXPECT_EQ(e["args"]["name"], "dgd, seed 4: jobs of jobs.csv");
+    }
+    if (e["ph"] != "X" || e["cat"] != "phase") continue;
+    // Microseconds, each boundary rounded to 1/1024 µs; the times here are multiples of 0.25 s.
+    const double from = e["ts"].get<double>() / 1e6;
+    traced[{e["args"]["worker"].get<int>(), e["args"]["tag"].get<int64_t>()}].push_back(
+        {e["name"].get<std::string>(), from, from + e["dur"].get<double>() / 1e6});
+  }
+  EXPECT_EQ(traced, logged);
+  EXPECT_EQ(threads, (std::set<std::string>{"worker 0", "worker 1", "worker 2"}));
+  // Steps of 0.25 + 3 + 0.25 s: the sixth ends at 21 s.
+  const std::string script = read_text(dir.file("timeline.gp"));
+  EXPECT_NE(script.find("'dgd, seed 4: timeline, t = 0.0–21.0 s'"), std::string::npos) << script;
+}
+
+TEST(JobLog, ReadsTheTenColumnLogsOfEarlierVersions) {
+  TempDir dir;
+  testing::write_text(dir.file("old.csv"),
+                      "worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,"
+                      "fate\n1,7,0.5,0.75,1.5,2,1,0.75,40,late\n");
+  EXPECT_TRUE(is_jobs_csv(dir.file("old.csv")));
+  const std::vector<JobRecord> jobs = read_jobs_csv(dir.file("old.csv"));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].worker, 1);
+  EXPECT_EQ(jobs[0].tag, 7);
+  EXPECT_EQ(jobs[0].delivered, 2.0);
+  EXPECT_EQ(jobs[0].fate, JobFate::kLate);
+  EXPECT_FALSE(jobs[0].sent);
+  EXPECT_FALSE(jobs[0].injected_time);
+  // Its message latency: half of delivered − assigned − compute_time, (2 − 0.5 − 0.75) / 2.
+  const JobsTrace old = trace_from_jobs_csv(dir.file("old.csv"));
+  EXPECT_EQ(old.jobs, 1);
+  EXPECT_DOUBLE_EQ(old.latency, 0.375);
+}
+
+TEST(JobLog, TheLatencyOfATraceCountsFromTheSendNotTheHeldAssignment) {
+  // Held from 0 to 1 (a checkpoint's drain), sent at 1, 0.25 s each way around 1 s of work.
+  TempDir dir;
+  testing::write_text(dir.file("held.csv"),
+                      std::string(JobLog::header()) + "0,3,0,1.25,2.25,2.5,1,1,40,used,1,0\n");
+  EXPECT_DOUBLE_EQ(trace_from_jobs_csv(dir.file("held.csv")).latency, 0.25);
 }
 
 TEST(JobLog, AsynchronousRunsLogEveryArrivalAsUsed) {

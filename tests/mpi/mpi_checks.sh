@@ -765,14 +765,20 @@ EOF
       >mpi.txt 2>&1 || { cat mpi.txt; die "MPI run failed"; }
     summary_has mpi/summary.json '"decisive_steps_per_worker":[0,0,0,10]' \
       '"jobs_csv":{"complete":true,"jobs":40,"limit":20000,"rows":40}'
-    head -1 mpi/jobs.csv | grep -qx 'worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate' ||
+    head -1 mpi/jobs.csv |
+      grep -qx 'worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate,sent,injected_time' ||
       die "jobs.csv has no header"
-    # Every job used, its times in order, worker 3's compute at least its 0.15 s pace.
+    # Every job used, its times in order, worker 3's compute at least its 0.15 s pace, most of it
+    # injected sleep (the real compute of 400 x 20 least squares takes well under 0.05 s); no job
+    # held (no checkpoint), so each was sent when assigned.
     awk -F, 'NR > 1 { n++
       if ($10 != "used") bad = bad " fate " $10
       # assigned is read just after the send, so started may precede it by microseconds.
       if (!($3 <= $4 + 0.001 && $4 <= $5 && $5 <= $6)) bad = bad " times out of order at row " NR
-      if ($1 == 3 && $8 < 0.15) bad = bad " worker 3 computed " $8 " s" }
+      if ($1 == 3 && $8 < 0.15) bad = bad " worker 3 computed " $8 " s"
+      if ($1 == 3 && $12 < 0.1) bad = bad " worker 3 slept " $12 " s"
+      if (!($12 >= 0 && $12 <= $8)) bad = bad " injected " $12 " of " $8 " s at row " NR
+      if ($11 != $3) bad = bad " sent " $11 " but assigned " $3 " at row " NR }
       END { if (n != 40) bad = bad " " n " rows"; if (bad) { print bad; exit 1 } }' mpi/jobs.csv ||
       die "jobs.csv rows are wrong"
     "$pacer" -q advise run.toml --trace mpi/jobs.csv --methods dgd,is-sgd:k=1 --seeds 2 --budget time=1 \
@@ -783,6 +789,39 @@ EOF
       --out profile >profile.txt 2>&1 || { cat profile.txt; die "pacer profile on MPI failed"; }
     [ "$(tail -n +2 profile/trace.csv | cut -d, -f1 | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = \
       "0:5 1:5 2:5 3:5 " ] || { cat profile/trace.csv; die "the profile's trace is not 5 jobs per worker"; }
+    ;;
+
+  timeline_held)
+    # ASGD paced at 0.02 s per job on workers 0-2 and 0.2 s on worker 3, a checkpoint every 25
+    # updates: each drain waits for worker 3's job while the fast workers' next jobs are held.
+    # jobs.csv says when a held job was sent (after it was assigned; its transfer starts then),
+    # and the timeline draws and exports that wait as "held", not as transfer.
+    write_problem run.toml 3 100
+    cat >>run.toml <<EOF
+[optimizer]
+lr = 0.01
+[method]
+name = "asgd"
+[timing]
+model = "fixed"
+tau = [0.02, 0.02, 0.02, 0.2]
+[checkpoint]
+every_steps = 25
+EOF
+    mpirun -np 5 "$pacer" run run.toml --engine mpi --set engine.inject=pace --out mpi \
+      >mpi.txt 2>&1 || { cat mpi.txt; die "MPI run failed"; }
+    # Jobs still out at the end were never delivered: they say nothing of when they were sent.
+    awk -F, 'NR > 1 && $11 != "" {
+      if ($11 > $3 + 0.005) held++
+      if ($11 < $3 - 1e-9) bad = bad " sent " $11 " before assigned " $3 " at row " NR
+      if ($4 != "" && $4 < $11 - 0.001) bad = bad " started " $4 " before sent " $11 " at row " NR }
+      END { if (held < 1) bad = bad " no job held"; if (bad) { print bad; exit 1 }
+            print held " jobs held" }' mpi/jobs.csv ||
+      { flat mpi/summary.json | grep -oE '"checkpoints":[0-9]*'; die "jobs.csv: held jobs wrong"; }
+    "$pacer" timeline mpi --all --format chrome >timeline.txt 2>&1 ||
+      { cat timeline.txt; die "pacer timeline failed"; }
+    [ "$(grep -c '"name":"held"' mpi/timeline-all.json)" -ge 1 ] ||
+      die "timeline-all.json shows no held phase"
     ;;
 
   *)

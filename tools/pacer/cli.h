@@ -108,8 +108,18 @@ int command_profile(const ConfigArgs& args, int jobs);
 
 int command_advise(const ConfigArgs& args, AdviseOptions options);
 
-// `pacer timeline DIR`: the timeline figure of a run folder's jobs.csv (timeline.h).
-int command_timeline(const std::string& dir, double from, double to);
+// `pacer timeline DIR`'s arguments.
+struct TimelineArgs {
+  std::string dir;
+  double from = 0, to = 0;
+  bool window = false;  // --from or --to given
+  bool all = false;
+  std::string format = "both";
+};
+
+// `pacer timeline DIR`: the timeline figure and Chrome trace of a run folder's jobs.csv
+// (timeline.h, timeline_options_for_run).
+int command_timeline(const TimelineArgs& args);
 
 int command_version();
 

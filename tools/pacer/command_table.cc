@@ -166,18 +166,22 @@ Parsed define_advise(CLI::App& sub) {
 }
 
 Parsed define_timeline(CLI::App& sub) {
-  struct State {
-    std::string dir;
-    double from = 0, to = 0;
-  };
-  auto st = std::make_shared<State>();
+  auto st = std::make_shared<TimelineArgs>();
   sub.add_option("dir", st->dir, "a run folder (with jobs.csv)")->required();
-  sub.add_option("--from", st->from,
-                 "window start, seconds (with --to; default: the automatic window)");
-  sub.add_option("--to", st->to,
-                 "window end, seconds (default: from the start until 20 jobs per worker, 20 n in "
-                 "all, have ended)");
-  return {[st](int, char**) { return command_timeline(st->dir, st->from, st->to); }, nullptr};
+  CLI::Option* from = sub.add_option(
+      "--from", st->from,
+      "window start, seconds (with --to; written to timeline-FROM-TO.*; default: the run's "
+      "window, record.timeline or from the start until 20 jobs per worker have ended)");
+  CLI::Option* to = sub.add_option("--to", st->to, "window end, seconds (see --from)");
+  sub.add_flag("--all", st->all, "every job of the run (timeline-all.*)");
+  sub.add_option("--format", st->format,
+                 "figure (.gp, .png, .svg), chrome (the Chrome trace .json), or both (default)")
+      ->check(CLI::IsMember({"figure", "chrome", "both"}));
+  return {[st, from, to](int, char**) {
+            st->window = from->count() > 0 || to->count() > 0;
+            return command_timeline(*st);
+          },
+          nullptr};
 }
 
 Parsed define_version(CLI::App&) {
@@ -198,7 +202,8 @@ const std::vector<CommandDef>& command_table() {
       {"profile", "time jobs of the config's model on every worker; writes a trace for fit/advise",
        define_profile},
       {"advise", "simulate every method on a measured trace and recommend one", define_advise},
-      {"timeline", "draw workers x time from a run folder's jobs.csv", define_timeline},
+      {"timeline", "draw workers x time from a run folder's jobs.csv, and its Chrome trace",
+       define_timeline},
       {"version", "print version and build information", define_version},
   };
   return table;

@@ -475,19 +475,31 @@ int command_advise(const ConfigArgs& args, AdviseOptions options) {
   return 0;
 }
 
-// `pacer timeline DIR`: the timeline figure of a run folder's jobs.csv (timeline.h).
-int command_timeline(const std::string& dir, double from, double to) {
-  if ((from != 0 || to != 0) && !(to > from && from >= 0)) {
-    fail("--from {} --to {}: expected both, with 0 <= from < to (neither: the automatic window)",
-         from, to);
+// `pacer timeline DIR`: the timeline figure and Chrome trace of a run folder's jobs.csv
+// (timeline.h, timeline_options_for_run).
+int command_timeline(const TimelineArgs& a) {
+  if (a.window && a.all) fail("--all with --from/--to: give one or the other");
+  if (a.window && !(a.to > a.from && a.from >= 0)) {
+    fail("--from {} --to {}: expected both, with 0 <= from < to (neither: the run's window)",
+         a.from, a.to);
   }
-  const std::optional<Figure> figure =
-      write_timeline_figure(dir, dir + "/jobs.csv", TimelineWindow{from, to},
-                            std::filesystem::path(dir).filename().string());
-  if (!figure) fail("{}/jobs.csv: no job in the window [{}, {}] s", dir, from, to);
-  std::printf("%s\n%s/%s%s\n", figure->caption.c_str(), dir.c_str(),
-              figure->rendered ? figure->png.c_str() : figure->script.c_str(),
-              figure->rendered ? "" : " (gnuplot not found: the script only)");
+  std::optional<TimelineWindow> window;
+  if (a.window || a.all) window = TimelineWindow{a.from, a.to, a.all};
+  TimelineOptions options = timeline_options_for_run(a.dir, window);
+  options.figure = a.format != "chrome";
+  options.chrome = a.format != "figure";
+  const std::optional<Timeline> t = write_timeline(a.dir, a.dir + "/jobs.csv", options);
+  if (!t) fail("{}/jobs.csv: no job in the window [{}, {}] s", a.dir, a.from, a.to);
+  std::printf("%s\n", t->caption.c_str());
+  if (t->figure) {
+    const Figure& f = *t->figure;
+    std::printf("%s/%s%s\n", a.dir.c_str(), f.rendered ? f.png.c_str() : f.script.c_str(),
+                f.rendered ? "" : " (gnuplot not found: the script only)");
+  }
+  if (!t->chrome.empty()) {
+    std::printf("%s/%s (Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                a.dir.c_str(), t->chrome.c_str());
+  }
   return 0;
 }
 

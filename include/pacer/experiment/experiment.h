@@ -45,9 +45,10 @@ struct RunOptions {
   bool reject_unknown_keys = true;
   // Progress-line label.
   std::string label;
-  // Draw timeline.{gp,png,svg} from the run's jobs.csv at the end (timeline.h; the window is
-  // record.timeline, default automatic). pacer run does; comparisons' runs do not (pacer timeline
-  // draws one later), so that a comparison does not start a gnuplot per run for it.
+  // Draw timeline.{gp,png,svg} and write the Chrome trace timeline.json from the run's jobs.csv
+  // at the end (timeline.h; the window is record.timeline, default automatic; the title
+  // timeline_run_title). pacer run does; comparisons' runs do not (pacer timeline draws one
+  // later), so that a comparison does not start a gnuplot per run for it.
   bool timeline_figure = false;
   // Build and validate everything (reading every key), then return without running. The outcome's
   // summary then holds "synchronous" (the method's family), "gradients_per_second" (Σ 1/τ_i of

@@ -7,7 +7,7 @@
 // (Monitor::on_unused_reply, forwarded by the Recorder to note_unused).
 //
 // jobs.csv has the header
-//   worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate
+//   worker,tag,assigned,started,finished,delivered,units,compute_time,bytes,fate,sent,injected_time
 // and one row per job in the order the jobs ended (a job dropped while the master handles another
 // worker's reply comes just before that reply's row). Times are the engine's clock (simulated
 // seconds; on MPI wall seconds on rank 0's clock, the worker's span placed by half the round
@@ -22,7 +22,20 @@
 //   failed      the worker half reported an error for it;
 //   unfinished  the job was still out when the run ended (finished: the run's end).
 // units and compute_time are the reply's (empty for jobs never delivered); bytes counts the
-// reply message as the engine counts it.
+// reply message as the engine counts it. compute_time is the whole span [started, finished] on
+// the worker, injected sleep included. The last two columns (added later: readers also take the
+// ten-column header without them, whose rows then lack both):
+//   sent           when the job left the master: assigned, unless the engine held the job first
+//                  (MPI holds the jobs handed out during a checkpoint's drain until the
+//                  checkpoint is written: Reply::sent); empty for jobs never delivered;
+//   injected_time  of compute_time, the seconds the worker slept by delay injection (MPI's
+//                  engine.inject; 0 in the simulator, whose modelled duration is the compute);
+//                  empty for jobs never delivered.
+// So a delivered job's row tells apart, in order: [assigned, sent] held by the master, [sent,
+// started] the job's transfer to the worker, [started, finished − injected_time] computing,
+// [finished − injected_time, finished] injected delay, [finished, delivered] the reply's transfer
+// (on MPI the two transfers include the wait for the other side's next poll, and are equal by
+// construction: engine/mpi/mpi_cluster.h). timeline.h draws and exports exactly these.
 //
 // Size: record.jobs = true records every job, false none; by default (the key unset) the first
 // record.jobs_limit jobs (default 20000, about 1.5 MB) are recorded, and a run with more says in
@@ -36,6 +49,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -104,6 +118,9 @@ class JobLog {
     int64_t tag = 0;
     double assigned = 0, started = 0, finished = 0, delivered = 0;
     double units = 0, compute_time = 0;
+    // Set only when the reply is delivered (never checkpointed: an open job has neither).
+    double sent = std::numeric_limits<double>::quiet_NaN();
+    double injected_time = std::numeric_limits<double>::quiet_NaN();
     int64_t bytes = 0;
     bool delivered_known = false;
     JobFate fate = JobFate::kUnfinished;
@@ -150,13 +167,14 @@ struct JobRecord {
   std::optional<double> started, finished, delivered, units, compute_time;
   std::optional<int64_t> bytes;
   JobFate fate = JobFate::kUnfinished;
+  std::optional<double> sent, injected_time;  // nullopt also in a file without these columns
   // When the job ended: delivered, else finished, else started, else assigned.
   double end() const;
 };
 
-// Every job of the jobs.csv at `path`, in file order. Throws Error naming the file (unreadable),
-// the line (a bad header, a wrong number of fields) or the line and column (a field that is not a
-// number of the column's kind, a fate not in the list).
+// Every job of the jobs.csv at `path` (either header), in file order. Throws Error naming the
+// file (unreadable), the line (a bad header, a wrong number of fields) or the line and column (a
+// field that is not a number of the column's kind, a fate not in the list).
 std::vector<JobRecord> read_jobs_csv(const std::string& path);
 
 // What a jobs.csv says of the cluster's timings (trace_from_jobs_csv).
@@ -166,9 +184,10 @@ struct JobsTrace {
   // in the file's order (what timing.model = "trace", pacer fit, pacer stragglers and pacer advise
   // read). worker and duration come first, as in a classic trace.
   std::string csv;
-  // Seconds one message takes: half the median over delivered jobs of the time from assignment
-  // to delivery not spent computing (delivered − assigned − compute_time), the comm model's
-  // timing.latency; 0 when no job says (the simulator's own logs without a comm model).
+  // Seconds one message takes: half the median over delivered jobs of the time from the job's
+  // send to its delivery not spent computing (delivered − sent − compute_time; sent is assigned
+  // in a file without that column), the comm model's timing.latency; 0 when no job says (the
+  // simulator's own logs without a comm model).
   double latency = 0;
   int64_t jobs = 0;  // rows in csv
 };
@@ -177,7 +196,8 @@ struct JobsTrace {
 // delivered.
 JobsTrace trace_from_jobs_csv(const std::string& path);
 
-// Whether the file at `path` begins with jobs.csv's header (false when it cannot be read).
+// Whether the file at `path` begins with jobs.csv's header, or the older ten-column one (false
+// when it cannot be read).
 bool is_jobs_csv(const std::string& path);
 
 // Per worker, the synchronous steps it decided according to a jobs.csv: for each tag, the worker

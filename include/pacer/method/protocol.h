@@ -82,6 +82,13 @@ struct Reply {
   // 0's clock (engine/mpi/mpi_cluster.h). For the job log (jobs.csv) and the timeline only.
   double started = std::numeric_limits<double>::quiet_NaN();
   double finished = std::numeric_limits<double>::quiet_NaN();
+  // When the job left the master, on the engine's clock, if the engine held it after assign()
+  // (MPI holds the jobs handed out during a checkpoint's drain until the checkpoint is written:
+  // engine/mpi/mpi_cluster.h); NaN when it was sent at assign(). For the job log only.
+  double sent = std::numeric_limits<double>::quiet_NaN();
+  // Of compute_time, the seconds the worker slept by delay injection (MPI's engine.inject); 0
+  // when none was injected (always in the simulator, whose modelled duration is the compute).
+  double injected_time = 0;
   int64_t bytes = 0;  // bytes of the reply message as the engine counts them
   // When not null, the vector `payload` points to, offered to the master: instead of copying it,
   // the master may swap it (Vec::swap) with a vector of its own of the same size, which the engine

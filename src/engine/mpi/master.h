@@ -110,6 +110,8 @@ struct MpiCluster::Impl {
     // set; it is sent once the checkpoint is written), and the worker's state (fetched for a
     // save; to be sent after a load).
     bool held = false;
+    // The job in flight was held before it was sent: its Reply says when it was (assigned_at).
+    bool was_held = false;
     std::string state;
     // An error report that arrived while the states were fetched: delivered after the fetch.
     std::optional<std::pair<ReplyHeader, std::string>> deferred_error;
@@ -135,7 +137,7 @@ struct MpiCluster::Impl {
       a.io(round_trip);
       a.io(job_times);
       a.io(state);
-      if (a.loading()) busy = held;
+      if (a.loading()) busy = was_held = held;
     }
   };
 
@@ -237,6 +239,8 @@ struct MpiCluster::Impl {
                 .versions = s.versions,
                 .started = started,
                 .finished = started + h.job_time,
+                .sent = s.was_held ? s.assigned_at : std::numeric_limits<double>::quiet_NaN(),
+                .injected_time = h.injected_time,
                 .bytes = static_cast<int64_t>(sizeof(ReplyHeader)) + h.trailer_bytes +
                          h.payload_bytes * h.payload_size,
                 .owned_payload = &s.payload};

@@ -395,7 +395,8 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   s.busy = true;
   s.tag = job.tag;
   s.model = m.snapshot_for(job.tag);
-  if (m.drain_if_due()) {
+  s.was_held = m.drain_if_due();
+  if (s.was_held) {
     s.model->fill(Precision::kFloat64, x);  // a held job is checkpointed in double
     s.held = true;                          // sent once the checkpoint is written (mpi_cluster.h)
   } else {

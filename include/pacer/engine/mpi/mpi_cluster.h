@@ -18,6 +18,9 @@
 //     (job_time), and rank 0 places it in the middle of the round trip, started = assigned +
 //     (round trip − job_time) / 2, i.e. assuming the job and the reply travelled equally long.
 //     No clock is synchronised; on one host the error is the asymmetry of the two transfers.
+//     The round trip runs from the job's send, which is assign() itself except for a job held
+//     during a checkpoint's drain (below): its Reply says when it was sent (Reply::sent). The
+//     worker's injected sleep (engine.inject) is Reply::injected_time.
 //
 // Lost workers (method/protocol.h). Open MPI 4.1 reports no error for a dead peer: under `mpirun
 // --enable-recovery` the job survives, a receive posted for the dead rank simply never completes.
