@@ -14,10 +14,10 @@
 //     KeyboardInterrupt (with pacer's message when the call was cut short), SIGTERM ends the
 //     process unless the program handles it. fit only reads a file: Python's handlers stay.
 // pacer::Error becomes pacer.Error with the same one-line message (what `pacer: error:` prints).
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <csignal>
 #include <filesystem>
@@ -200,13 +200,12 @@ void define_commands(py::module_& m) {
   m.def(
       "compare",
       [](const std::string& path, const std::string& text, const Edits& edits,
-         const std::string& methods, int seeds, const std::string& budget,
-         const std::string& tune, int tuning_seeds, const std::string& baseline,
-         const std::string& out) {
+         const std::string& methods, int seeds, const std::string& budget, const std::string& tune,
+         int tuning_seeds, const std::string& baseline, const std::string& out) {
         return call_command(true, [&] {
           const Config config = load_config(path, text, edits);
-          return run_comparison(config, compare_options(methods, seeds, budget, tune,
-                                                        tuning_seeds, baseline, out))
+          return run_comparison(config, compare_options(methods, seeds, budget, tune, tuning_seeds,
+                                                        baseline, out))
               .markdown;
         });
       },

@@ -288,7 +288,9 @@ extern "C" void count_host_signal(int) { g_host_signals = g_host_signals + 1; }
 
 // A host's own SIGINT handler (Python's) is set aside for the scope and put back after it.
 TEST(Interrupt, AScopeSetsTheHostsHandlerAsideAndPutsItBack) {
-  struct sigaction host {}, original_int {}, original_term {};
+  struct sigaction host = {};
+  struct sigaction original_int = {};
+  struct sigaction original_term = {};
   host.sa_handler = count_host_signal;
   sigemptyset(&host.sa_mask);
   sigaction(SIGINT, &host, &original_int);
