@@ -61,7 +61,9 @@ Config load_config(const std::string& path, const std::string& text, const Edits
   return config;
 }
 
-// The commands that simulate refuse another engine before anything runs, as the program does.
+// From Python every command runs on the simulator: another engine is refused before anything
+// runs (the MPI engine needs this process to be rank 0 of an mpirun job, and starting MPI in an
+// interpreter would leave MPI's state and handlers there).
 void require_simulator(const Config& config, const char* command) {
   if (config.get_string("engine.name", "sim") != "sim") {
     fail(
@@ -120,6 +122,7 @@ auto call_command(bool interruptible, Body body) -> decltype(body()) {
 // run and one that lost too many workers are errors (their outputs written), and an interrupted
 // one is Interrupted.
 std::string run(const Config& config, const std::string& out_dir) {
+  require_simulator(config, "run");
   RunOptions options;
   options.out_dir = out_dir;
   options.timeline_figure = true;
@@ -204,6 +207,7 @@ void define_commands(py::module_& m) {
          int tuning_seeds, const std::string& baseline, const std::string& out) {
         return call_command(true, [&] {
           const Config config = load_config(path, text, edits);
+          require_simulator(config, "compare");
           return run_comparison(config, compare_options(methods, seeds, budget, tune, tuning_seeds,
                                                         baseline, out))
               .markdown;

@@ -182,12 +182,14 @@ def test_a_diverged_run_is_an_error_as_in_the_program(tiny, tmp_path):
 
 
 def test_a_dict_error_names_the_key_and_the_dict(tiny, tmp_path):
-    tiny["max_stepz"] = 3
     with pytest.raises(pacer.Error, match="max_stepz") as raised:
-        pacer.run(tiny, out=tmp_path / "r")
+        pacer.run(dict(tiny, max_stepz=3), out=tmp_path / "r")
     assert "config dict" in str(raised.value)
     with pytest.raises(TypeError, match="workers"):
         pacer.run(dict(tiny, workers=object()), out=tmp_path / "r")
+    # MPI needs mpirun and the program: refused before MPI starts in the interpreter.
+    with pytest.raises(pacer.Error, match="engine.name"):
+        pacer.run(tiny, set={"engine.name": "mpi"}, out=tmp_path / "m")
     with pytest.raises(pacer.Error, match="engine.name"):
         pacer.sweep(tiny, "dgd", {"timing.q": [0.1]}, set={"engine.name": "mpi"},
                     out=tmp_path / "s")

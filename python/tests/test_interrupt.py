@@ -58,7 +58,7 @@ def test_ctrl_c_stops_a_run_and_the_interpreter_goes_on(tiny, tmp_path):
     assert sender.sent
     assert "interrupted (SIGINT)" in str(raised.value) and str(out) in str(raised.value)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["status"] == "interrupted" and 0 < summary["steps"] < 10**9
+    assert summary["status"] == "interrupted" and summary["steps"] < 10**9  # 0 or more
     # The interpreter's handler is back, and pacer runs again.
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     again = pacer.run(tiny, out=tmp_path / "again")
