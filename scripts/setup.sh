@@ -12,7 +12,8 @@ jobs=${JOBS:-2}
 
 packages=(cmake g++ make pkg-config libeigen3-dev libfmt-dev libopenmpi-dev openmpi-bin
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev libgtest-dev libbenchmark-dev
-  gnuplot-nox dataset-fashion-mnist libboost-math-dev)
+  gnuplot-nox dataset-fashion-mnist libboost-math-dev
+  python3-dev pybind11-dev python3-pandas python3-pytest)  # the Python package (docs/python.md)
 if [ "${PACER_NO_TORCH:-0}" != 1 ]; then
   # Debian's libtorch uses reference BLAS unless OpenBLAS is installed (7x slower).
   packages+=(libtorch-dev libopenblas0-pthread)

@@ -283,5 +283,35 @@ TEST(Interrupt, TheFirstSignalIsKeptAndGivesTheShellsExitStatus) {
   clear_interrupt();
 }
 
+volatile sig_atomic_t g_host_signals = 0;
+extern "C" void count_host_signal(int) { g_host_signals = g_host_signals + 1; }
+
+// A host's own SIGINT handler (Python's) is set aside for the scope and put back after it.
+TEST(Interrupt, AScopeSetsTheHostsHandlerAsideAndPutsItBack) {
+  struct sigaction host = {};
+  struct sigaction original_int = {};
+  struct sigaction original_term = {};
+  host.sa_handler = count_host_signal;
+  sigemptyset(&host.sa_mask);
+  sigaction(SIGINT, &host, &original_int);
+  sigaction(SIGTERM, &host, &original_term);
+  g_host_signals = 0;
+  ::raise(SIGINT);  // pacer's flag, if set by an earlier test, is cleared by the scope
+  {
+    InterruptHandlersScope scope;
+    EXPECT_EQ(interrupt_signal(), 0);
+    ::raise(SIGINT);
+    ::raise(SIGTERM);
+    EXPECT_EQ(interrupt_signal(), SIGINT);
+  }
+  EXPECT_EQ(g_host_signals, 1);  // only the signal before the scope reached the host
+  ::raise(SIGTERM);
+  EXPECT_EQ(g_host_signals, 2);
+  EXPECT_EQ(interrupt_signal(), SIGINT);  // kept until the next scope or clear_interrupt
+  clear_interrupt();
+  sigaction(SIGINT, &original_int, nullptr);
+  sigaction(SIGTERM, &original_term, nullptr);
+}
+
 }  // namespace
 }  // namespace pacer::testing

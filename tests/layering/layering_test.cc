@@ -71,6 +71,7 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"include/pacer/experiment/", "experiment"},
     {"src/experiment/", "experiment"},
     {"tools/", "tools"},
+    {"python/", "tools"},  // the Python package's extension module: a program over experiment
 };
 
 // Third-party headers that only one layer may include: the layers above reach MPI and libtorch
@@ -190,10 +191,11 @@ bool is_source(const fs::path& p) {
   return kExt.count(p.extension().string()) > 0;
 }
 
-// Every source and header under include/pacer, src and tools, relative to the root, sorted.
+// Every source and header under include/pacer, src, tools and python, relative to the root,
+// sorted.
 std::vector<std::string> tree_files(const fs::path& root) {
   std::vector<std::string> files;
-  for (const char* top : {"include/pacer", "src", "tools"}) {
+  for (const char* top : {"include/pacer", "src", "tools", "python"}) {
     if (!fs::exists(root / top)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       if (e.is_regular_file() && is_source(e.path())) {

@@ -13,12 +13,31 @@
 // the default actions and interrupt_signal() stays 0.
 #pragma once
 
+#include <memory>
+
 #include "pacer/core/error.h"
 
 namespace pacer {
 
 // Installs the handlers (idempotent, not thread-safe: call it from main before starting threads).
 void install_interrupt_handlers();
+
+// The handlers for the lifetime of the object, for a host program that has its own (the Python
+// package, whose interpreter turns SIGINT into KeyboardInterrupt): the constructor forgets any
+// earlier signal (clear_interrupt) and installs the handlers, the destructor puts back the actions
+// that were there before. The host then decides what the received signal means for it. Not
+// thread-safe and not nestable: one scope at a time, its lifetime that of one call.
+class InterruptHandlersScope {
+ public:
+  InterruptHandlersScope();
+  ~InterruptHandlersScope();
+  InterruptHandlersScope(const InterruptHandlersScope&) = delete;
+  InterruptHandlersScope& operator=(const InterruptHandlersScope&) = delete;
+
+ private:
+  struct SavedActions;
+  std::unique_ptr<SavedActions> saved_;
+};
 
 // The first SIGINT or SIGTERM received since the handlers were installed, 0 before any. A single
 // load of a volatile sig_atomic_t: cheap enough for every iteration of an event loop.
