@@ -174,8 +174,9 @@ std::string describe_criterion(const Comparison& c) {
       "the time to the first step at which {} is at or below {:g} for {} consecutive step{}{}",
       on_f ? "the full training loss F" : "the reported minibatch loss", c.targets.front(),
       c.target_hold, c.target_hold == 1 ? "" : "s",
-      on_f ? "" : " (target.on = \"train\": the PGC paper's criterion, noisier than F and not "
-                  "method-neutral: each method averages a different number of minibatches)");
+      on_f ? ""
+           : " (target.on = \"train\": the PGC paper's criterion, noisier than F and not "
+             "method-neutral: each method averages a different number of minibatches)");
 }
 
 // The role of method m in the verdict, for compare.csv: "best", "leader" (undecided), "tie",
@@ -186,21 +187,40 @@ std::string verdict_role(const Verdict& v, size_t m) {
   return v.is_tie[m] ? "tie" : "behind";
 }
 
-Table make_table(const Comparison& c, const Verdict& verdict) {
+// compare.csv: one row per method, every estimate as mean, low, high, censored.
+std::string table_csv(const Comparison& c, const Verdict& verdict) {
+  std::string csv =
+      "method,tuned,runs,reached,diverged,verdict,versus_leader_mean,versus_leader_low,"
+      "versus_leader_high,versus_leader_censored,steps_to_target_mean,steps_to_target_low,"
+      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
+      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
+      "step_time_censored,units_per_job_mean,units_per_job_low,units_per_job_high,"
+      "units_per_job_censored,units_per_worker_step_mean,units_per_worker_step_low,"
+      "units_per_worker_step_high,units_per_worker_step_censored,final_loss_mean,final_loss_low,"
+      "final_loss_high,final_loss_censored,tilde_loss_mean,tilde_loss_low,tilde_loss_high,"
+      "tilde_loss_censored,grad_norm_sq_mean,grad_norm_sq_low,grad_norm_sq_high,"
+      "grad_norm_sq_censored,test_accuracy_mean,test_accuracy_low,test_accuracy_high,"
+      "test_accuracy_censored\n";
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    const MethodResult& m = c.methods[i];
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.spec, m.tuned_value,
+                       m.runs.size(), m.reached, m.diverged, verdict_role(verdict, i),
+                       csv_estimate(verdict.versus_leader[i]), csv_estimate(m.steps_to_target),
+                       csv_estimate(m.time_to_target), csv_estimate(m.step_time),
+                       csv_estimate(m.units_per_job), csv_estimate(m.units_per_worker_step),
+                       csv_estimate(m.final_loss), csv_estimate(m.tilde_loss),
+                       csv_estimate(m.grad_norm_sq) + "," + csv_estimate(m.test_accuracy));
+  }
+  return csv;
+}
+
+// The markdown table's columns and a row per method (the text before it: make_table).
+std::string table_markdown(const Comparison& c, const Verdict& verdict) {
   const bool has_target = !c.targets.empty();
   const bool any_async = std::any_of(c.methods.begin(), c.methods.end(),
                                      [](const MethodResult& m) { return m.asynchronous; });
   const bool tuned = !c.tuned_key.empty();
-  Table t;
-  t.markdown = fmt::format(
-      "Budget: {} per run{}. {} seed{} ({}). Criterion: {}. Each cell: geometric mean [95 % "
-      "interval: Student t on the log scale] over seeds (test accuracy: mean [t interval]); "
-      "\"≥\": some seeds did not reach the target within the budget, and their end values (lower "
-      "bounds) are averaged in. \"× leader\": the paired ratio to the leading method over "
-      "seeds.\n\n",
-      c.budget.describe(), has_target && c.budget.stop_at_target ? ", stopping at the target" : "",
-      c.seeds.size(), c.seeds.size() == 1 ? "" : "s", fmt::join(c.seeds, ", "),
-      describe_criterion(c));
+  std::string markdown;
   std::string header = "| method |";
   std::string rule = "|---|";
   auto column = [&](const std::string& name) {
@@ -222,7 +242,7 @@ Table make_table(const Comparison& c, const Verdict& verdict) {
   if (any_async) column("final F̃");
   column("final ‖∇F‖²");
   column("test acc");
-  t.markdown += header + "\n" + rule + "\n";
+  markdown += header + "\n" + rule + "\n";
   for (size_t i = 0; i < c.methods.size(); ++i) {
     const MethodResult& m = c.methods[i];
     std::string row = "| " + m.spec + " |";
@@ -242,31 +262,26 @@ Table make_table(const Comparison& c, const Verdict& verdict) {
     if (any_async) cell(m.asynchronous ? format_estimate(m.tilde_loss, "{:.4g}") : "—");
     cell(format_estimate(m.grad_norm_sq, "{:.3g}"));
     cell(format_estimate(m.test_accuracy, "{:.4f}"));
-    t.markdown += row + "\n";
+    markdown += row + "\n";
   }
-  t.markdown += "\nVerdict: " + describe_verdict(c, verdict) + "\n";
-  t.csv =
-      "method,tuned,runs,reached,diverged,verdict,versus_leader_mean,versus_leader_low,"
-      "versus_leader_high,versus_leader_censored,steps_to_target_mean,steps_to_target_low,"
-      "steps_to_target_high,steps_to_target_censored,time_to_target_mean,time_to_target_low,"
-      "time_to_target_high,time_to_target_censored,step_time_mean,step_time_low,step_time_high,"
-      "step_time_censored,units_per_job_mean,units_per_job_low,units_per_job_high,"
-      "units_per_job_censored,units_per_worker_step_mean,units_per_worker_step_low,"
-      "units_per_worker_step_high,units_per_worker_step_censored,final_loss_mean,final_loss_low,"
-      "final_loss_high,final_loss_censored,tilde_loss_mean,tilde_loss_low,tilde_loss_high,"
-      "tilde_loss_censored,grad_norm_sq_mean,grad_norm_sq_low,grad_norm_sq_high,"
-      "grad_norm_sq_censored,test_accuracy_mean,test_accuracy_low,test_accuracy_high,"
-      "test_accuracy_censored\n";
-  for (size_t i = 0; i < c.methods.size(); ++i) {
-    const MethodResult& m = c.methods[i];
-    t.csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.spec, m.tuned_value,
-                         m.runs.size(), m.reached, m.diverged, verdict_role(verdict, i),
-                         csv_estimate(verdict.versus_leader[i]), csv_estimate(m.steps_to_target),
-                         csv_estimate(m.time_to_target), csv_estimate(m.step_time),
-                         csv_estimate(m.units_per_job), csv_estimate(m.units_per_worker_step),
-                         csv_estimate(m.final_loss), csv_estimate(m.tilde_loss),
-                         csv_estimate(m.grad_norm_sq) + "," + csv_estimate(m.test_accuracy));
-  }
+  markdown += "\nVerdict: " + describe_verdict(c, verdict) + "\n";
+  return markdown;
+}
+
+Table make_table(const Comparison& c, const Verdict& verdict) {
+  const bool has_target = !c.targets.empty();
+  Table t;
+  t.markdown = fmt::format(
+      "Budget: {} per run{}. {} seed{} ({}). Criterion: {}. Each cell: geometric mean [95 % "
+      "interval: Student t on the log scale] over seeds (test accuracy: mean [t interval]); "
+      "\"≥\": some seeds did not reach the target within the budget, and their end values (lower "
+      "bounds) are averaged in. \"× leader\": the paired ratio to the leading method over "
+      "seeds.\n\n",
+      c.budget.describe(), has_target && c.budget.stop_at_target ? ", stopping at the target" : "",
+      c.seeds.size(), c.seeds.size() == 1 ? "" : "s", fmt::join(c.seeds, ", "),
+      describe_criterion(c));
+  t.markdown += table_markdown(c, verdict);
+  t.csv = table_csv(c, verdict);
   return t;
 }
 
@@ -431,31 +446,34 @@ std::vector<std::string> split_method_list(const std::string& list) {
   return specs;
 }
 
-CompareResult run_comparison(const Config& config, const CompareOptions& options) {
-  if (options.methods.empty()) fail("--methods: expected at least one method");
-  if (options.seeds <= 0) fail("--seeds: expected a positive integer, got {}", options.seeds);
-  if (!options.tune.empty() && options.tuning_seeds <= 0) {
-    fail("--tune-seeds: expected a positive integer, got {}", options.tuning_seeds);
+// Logs, once, which keys of the config the specs' switched components dropped (and for which
+// specs: a long list names the first few and counts the rest).
+void log_dropped_keys(
+    const Config& config,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& dropped_by) {
+  if (dropped_by.empty()) return;
+  {
+    std::vector<std::string> parts;
+    for (const auto& [keys, specs] : dropped_by) {
+      // A long list (advise's dozens of specs) names the first few and counts the rest.
+      constexpr size_t kNamed = 4;
+      const std::vector<std::string> named(specs.begin(),
+                                           specs.begin() + std::min(specs.size(), kNamed));
+      const std::string more =
+          specs.size() > kNamed ? fmt::format(" and {} more", specs.size() - kNamed) : "";
+      parts.push_back(fmt::format("{} (for {}{})", keys, fmt::join(named, ", "), more));
+    }
+    log_info("--methods dropped keys of {} that a spec's switched component does not read: {}",
+             config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
   }
-  const uint64_t first_seed = read_seed(config);
-  Comparison c;
-  c.config_path = config.source();
-  c.name = config.source().empty() ? "comparison"
-                                   : std::filesystem::path(config.source()).stem().string();
-  if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
-  check_baseline(options.methods, options.baseline);
-  EarlierRuns earlier;  // what the runs found of an earlier comparison in out_dir
-  c.baseline = options.baseline;
+}
 
-  // The data, partitions and model are shared, and no spec may set their keys: build them once
-  // from the config, before the specs' configs are copied from it, so that each of those has
-  // read (and resolved) the problem's keys too.
-  Config shared = config;
-  Problem problem = build_problem(shared, first_seed);
-  // Validate every spec and the keys it reads before running anything: a key is unknown only
-  // if no method of the comparison reads it.
-  std::vector<Config> configs;
-  for (const std::string& spec : options.methods) configs.push_back(config_for(shared, spec));
+// Validates every spec and the keys it reads before anything runs, by a dry run of each config
+// on the shared problem; returns each dry run's summary (what the run will do). A key is unknown
+// only if no method of the comparison reads it; the tuned key must be read by every method.
+std::vector<nlohmann::json> validate_specs(const Config& config, const std::vector<Config>& configs,
+                                           Problem& problem, const CompareOptions& options,
+                                           const Comparison& c) {
   // A spec that switches a component (its method, or a timing.model it sets) drops the file's
   // keys of that component that its run leaves unread, as pacer run does for --set
   // (Config::drop_replaced_keys; run_experiment drops them from each run's config.toml).
@@ -503,22 +521,15 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
          holders == configs.size() ? "any compared method" : "the method whose spec sets it",
          holder->suggest_key(key));
   }
-  if (!dropped_by.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& [keys, specs] : dropped_by) {
-      // A long list (advise's dozens of specs) names the first few and counts the rest.
-      constexpr size_t kNamed = 4;
-      const std::vector<std::string> named(specs.begin(),
-                                           specs.begin() + std::min(specs.size(), kNamed));
-      const std::string more =
-          specs.size() > kNamed ? fmt::format(" and {} more", specs.size() - kNamed) : "";
-      parts.push_back(fmt::format("{} (for {}{})", keys, fmt::join(named, ", "), more));
-    }
-    log_info("--methods dropped keys of {} that a spec's switched component does not read: {}",
-             config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
-  }
+  log_dropped_keys(config, dropped_by);
+  return probe_summaries;
+}
 
-  // What the validated runs will do: the budget, the targets, each method's family.
+// What the validated runs will do: the budget (applied to each config), targets, seeds and each
+// method's entry, from the dry runs' summaries.
+void plan_runs(Comparison& c, std::vector<Config>& configs,
+               const std::vector<nlohmann::json>& probe_summaries, const CompareOptions& options,
+               uint64_t first_seed) {
   const nlohmann::json& first = probe_summaries.front();
   c.budget =
       options.budget.empty() ? default_budget(probe_summaries) : parse_budget(options.budget);
@@ -535,6 +546,36 @@ CompareResult run_comparison(const Config& config, const CompareOptions& options
     result.folder = run_folder(result.spec);
     result.asynchronous = !probe_summaries[m]["synchronous"].get<bool>();
   }
+}
+
+CompareResult run_comparison(const Config& config, const CompareOptions& options) {
+  if (options.methods.empty()) fail("--methods: expected at least one method");
+  if (options.seeds <= 0) fail("--seeds: expected a positive integer, got {}", options.seeds);
+  if (!options.tune.empty() && options.tuning_seeds <= 0) {
+    fail("--tune-seeds: expected a positive integer, got {}", options.tuning_seeds);
+  }
+  const uint64_t first_seed = read_seed(config);
+  Comparison c;
+  c.config_path = config.source();
+  c.name = config.source().empty() ? "comparison"
+                                   : std::filesystem::path(config.source()).stem().string();
+  if (!options.tune.empty()) std::tie(c.tuned_key, c.tuned_grid) = parse_tune(options.tune);
+  check_baseline(options.methods, options.baseline);
+  EarlierRuns earlier;  // what the runs found of an earlier comparison in out_dir
+  c.baseline = options.baseline;
+
+  // The data, partitions and model are shared, and no spec may set their keys: build them once
+  // from the config, before the specs' configs are copied from it, so that each of those has
+  // read (and resolved) the problem's keys too.
+  Config shared = config;
+  Problem problem = build_problem(shared, first_seed);
+  // Validate every spec and the keys it reads before running anything: a key is unknown only
+  // if no method of the comparison reads it.
+  std::vector<Config> configs;
+  for (const std::string& spec : options.methods) configs.push_back(config_for(shared, spec));
+  const std::vector<nlohmann::json> probe_summaries =
+      validate_specs(config, configs, problem, options, c);
+  plan_runs(c, configs, probe_summaries, options, first_seed);
   if (!c.tuned_key.empty()) {
     for (int k = 0; k < options.tuning_seeds; ++k) {
       c.tuning_seeds.push_back(first_seed + options.seeds + k);

@@ -515,8 +515,51 @@ nlohmann::json changes_json(const std::string& earlier, const std::vector<Config
   return out;
 }
 
+// A dry run's summary (RunOptions::dry_run): what the run would do, for pacer compare's plan.
+nlohmann::json dry_run_summary(const RunSetup& s) {
+  nlohmann::json probe;
+  probe["synchronous"] = s.method->synchronous();
+  // Gradients per second that all workers deliver at their modelled mean speeds (Σ 1/τ_i), when
+  // the timing model states every τ_i: pacer compare's default time budget.
+  const std::vector<double> rates = gradient_rates(*s.timing);
+  probe["gradients_per_second"] =
+      rates.empty() ? nlohmann::json()
+                    : nlohmann::json(std::accumulate(rates.begin(), rates.end(), 0.0));
+  probe["max_steps"] = s.rules.max_steps;
+  probe["max_time"] = s.rules.max_time;
+  probe["targets"] = s.rules.targets;
+  probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
+  probe["target_hold"] = s.rules.hold;
+  probe["stop_at_targets"] = s.rules.stop_at_targets;
+  return probe;
+}
+
+// Stops the engine with EndKind::kError when the run leaves by an exception, unless released:
+// the engine's teardown on every path, in one place.
+class EngineGuard {
+ public:
+  explicit EngineGuard(EngineRun& engine) : engine_(engine) {}
+  ~EngineGuard() {
+    if (armed_) engine_.stop(armed_end_);
+  }
+  EngineGuard(const EngineGuard&) = delete;
+  EngineGuard& operator=(const EngineGuard&) = delete;
+  // The run has stopped the engine itself (or handed the stop to someone else).
+  void release() { armed_ = false; }
+  // From now on an exception stops the engine as `end` (an interrupted run: kInterrupted).
+  void on_exception(EndKind end) { armed_end_ = end; }
+
+ private:
+  EngineRun& engine_;
+  bool armed_ = true;
+  EndKind armed_end_ = EndKind::kError;
+};
+
 }  // namespace
 
+// One run in phases (build, resume point, engine, outputs, checkpoints, drive, finish): the objects
+// live on this frame because the snapshot and summary callbacks share them.
+// Long: the run's objects are shared by its callbacks; splitting needs a RunParts type (#25).
 RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   RunSetup s = build_run(run_config, options.problem);
   // The configuration this run used: without the file keys that only a component an override
@@ -529,21 +572,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     for (const Config::Switch& change : switches) log_info("{}", change.describe(config.source()));
   }
   if (options.dry_run) {
-    nlohmann::json probe;
-    probe["synchronous"] = s.method->synchronous();
-    // Gradients per second that all workers deliver at their modelled mean speeds (Σ 1/τ_i), when
-    // the timing model states every τ_i: pacer compare's default time budget.
-    const std::vector<double> rates = gradient_rates(*s.timing);
-    probe["gradients_per_second"] =
-        rates.empty() ? nlohmann::json()
-                      : nlohmann::json(std::accumulate(rates.begin(), rates.end(), 0.0));
-    probe["max_steps"] = s.rules.max_steps;
-    probe["max_time"] = s.rules.max_time;
-    probe["targets"] = s.rules.targets;
-    probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
-    probe["target_hold"] = s.rules.hold;
-    probe["stop_at_targets"] = s.rules.stop_at_targets;
-    return RunOutcome{"validated", std::move(probe), "", EarlierRun::Kind::kFresh};
+    return RunOutcome{"validated", dry_run_summary(s), "", EarlierRun::Kind::kFresh};
   }
   // A resumed run: its checkpoint, read and checked before anything starts; a finished one
   // (RunOptions::continue_earlier) is not run again.
@@ -564,6 +593,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   }
 
   std::unique_ptr<EngineRun> engine = start_engine(config, s);
+  EngineGuard guard(*engine);
   const Objective& objective = *s.problem->objective;
   Vec x0;
   Rng init_rng(s.seed, "init");
@@ -614,17 +644,12 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
   std::optional<RunFolder> folder;
   RunState state{*s.timing, *engine, trainer, *master, recorder, jobs ? &*jobs : nullptr};
   if (!options.out_dir.empty()) {
-    try {
-      if (saved) {
-        folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
-      } else {
-        nlohmann::json setup = describe_setup(s, *engine);
-        recorder.summarize(setup);
-        folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
-      }
-    } catch (...) {
-      engine->stop(EndKind::kError);
-      throw;
+    if (saved) {
+      folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
+    } else {
+      nlohmann::json setup = describe_setup(s, *engine);
+      recorder.summarize(setup);
+      folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
     }
     // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is. Crash
     // point "outputs.snapshot" (core/crash_point.h): once per snapshot, the files written, so a
@@ -641,14 +666,7 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     recorder.set_snapshot_listener(snapshot);
     // A resumed run's folder describes the checkpoint from the start (not the later moment the
     // earlier attempt had reached).
-    if (saved) {
-      try {
-        snapshot();
-      } catch (...) {
-        engine->stop(EndKind::kError);
-        throw;
-      }
-    }
+    if (saved) snapshot();
   }
   std::optional<Checkpointer> checkpointer;
   if (folder && s.checkpoints.enabled()) {
@@ -673,8 +691,14 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
                     e.what());
       }
     }
-    if (!interrupted) engine->stop(EndKind::kOk);
+    if (interrupted) {
+      guard.on_exception(EndKind::kInterrupted);
+    } else {
+      guard.release();
+      engine->stop(EndKind::kOk);
+    }
   } catch (const Error& e) {
+    guard.release();
     engine->stop(EndKind::kError);
     if (!folder) throw;
     // Keep what the run produced up to the error (DESIGN.md section 7).
@@ -688,11 +712,8 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
     write_error_outputs(*folder, recorder, source, describe_run(), e.what());
     if (!recorder.recorded()) throw;
     fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
-  } catch (...) {
-    engine->stop(EndKind::kError);
-    throw;
   }
-  try {
+  {
     // An interrupted run skips the final evaluation (it may take long; the process may be
     // killed).
     if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
@@ -712,12 +733,12 @@ RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
         }
       }
     }
-    if (interrupted) engine->stop(EndKind::kInterrupted);
+    if (interrupted) {
+      guard.release();
+      engine->stop(EndKind::kInterrupted);
+    }
     return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary),
                       std::move(start.note), start.kind};
-  } catch (...) {
-    engine->stop(interrupted ? EndKind::kInterrupted : EndKind::kError);
-    throw;
   }
 }
 

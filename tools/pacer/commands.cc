@@ -306,18 +306,26 @@ std::string cell_continued(const std::string& log) {
   return text.substr(start, text.find('\n', start) - start);
 }
 
+// The config's engine, which must have a simulated clock for `command` (sweep, advise): `why`
+// says what the command does, `instead` (with {0} for the engine) what to do on another engine.
+static std::string simulated_engine(const Config& config, const char* command, const char* why,
+                                    const char* instead) {
+  const std::string engine = config.get_string("engine.name", default_engine());
+  if (const EngineInfo* e = find_engine(engine); e && !e->simulated) {
+    fail("{}: engine.name: expected \"{}\" ({} on a simulated engine; {})", command,
+         default_engine(), why, fmt::format(fmt::runtime(instead), engine));
+  }
+  return engine;
+}
+
 // `pacer sweep` (experiment/sweep.h): every cell is a `pacer compare` process of this executable
 // with the cell's keys added as --set, run side by side, up to --jobs at once.
 int command_sweep(const ConfigArgs& args, const std::string& methods, const CompareOptions& options,
                   const SweepArgs& sweep) {
   const Config config = load_config(args);  // the file and the edits are checked once, here
-  const std::string engine = config.get_string("engine.name", default_engine());
-  if (const EngineInfo* e = find_engine(engine); e && !e->simulated) {
-    fail(
-        "pacer sweep: engine.name: expected \"{}\" (a sweep runs many comparisons side by side "
-        "on a simulated engine; compare {} runs with pacer compare --engine {})",
-        default_engine(), engine, engine);
-  }
+  const std::string engine =
+      simulated_engine(config, "pacer sweep", "a sweep runs many comparisons side by side",
+                       "compare {0} runs with pacer compare --engine {0}");
   if (sweep.jobs < 0) fail("--jobs {}: expected 0 (one per processor) or more", sweep.jobs);
   // An empty spec or a baseline that is not compared is refused before anything runs.
   check_baseline(split_method_list(methods), options.baseline);
@@ -463,13 +471,8 @@ int command_profile(const ConfigArgs& args, int jobs) {
 
 int command_advise(const ConfigArgs& args, AdviseOptions options) {
   const Config config = load_config(args);
-  const std::string engine = config.get_string("engine.name", default_engine());
-  if (const EngineInfo* e = find_engine(engine); e && !e->simulated) {
-    fail(
-        "pacer advise: engine.name: expected \"{}\" (advise simulates every method on the "
-        "measured trace; measure {} runs with pacer profile --engine {})",
-        default_engine(), engine, engine);
-  }
+  simulated_engine(config, "pacer advise", "advise simulates every method on the measured trace",
+                   "measure {0} runs with pacer profile --engine {0}");
   options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) + "-advise" : args.out_dir;
   std::printf("%s", run_advise(config, options).c_str());
   return 0;
