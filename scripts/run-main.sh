@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 build/pacer compare configs/fashion-mnist.toml \
   --methods "${PACER_METHODS:-dgd,is-sgd:k=2,gc-fr,gc-cr,is-gc-fr,is-gc-cr,pgc-fr,pgc-cr,pgc-cr:decoder=exact}" \
-  --seeds "${PACER_SEEDS:-1}" --out runs/main "$@"
+  --seeds "${PACER_SEEDS:-3}" --out runs/main "$@"
 rare=(--set timing.q=0.05 --set timing.delay_mean=0.3)
 build/pacer -q compare configs/fashion-mnist.toml --methods dgd,gc-fr,gc-cr,pgc-fr,pgc-cr \
-  --seeds "${PACER_SEEDS:-1}" --out runs/main-rare "$@" "${rare[@]}" >/dev/null
+  --seeds "${PACER_SEEDS:-3}" --out runs/main-rare "$@" "${rare[@]}" >/dev/null
 
 # "<method>;<time/step>;<time to target>;<censored seeds>" per method of a compare.csv (blank
 # fields stay fields).
