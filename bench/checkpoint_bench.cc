@@ -29,6 +29,7 @@
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
 #include "pacer/experiment/compare.h"
+#include "side_by_side.h"
 
 namespace pacer {
 namespace {
@@ -46,10 +47,7 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    auto value = [&](const char* name) -> const char* {
-      const size_t n = std::strlen(name);
-      return arg.compare(0, n, name) == 0 ? argv[k] + n : nullptr;
-    };
+    auto value = [&](const char* name) { return side_by_side::flag_value(argv[k], name); };
     if (const char* v = value("--rounds=")) {
       o.rounds = std::max(1, std::atoi(v));
     } else if (const char* v = value("--every-s=")) {
@@ -106,12 +104,9 @@ void run_once(const Options& o, Setting& s, const std::string& dir) {
   s.checkpoints = count_checkpoints(dir);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using side_by_side::median;
 
-double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+double best(const std::vector<double>& v) { return side_by_side::fastest(v); }
 
 int bench(int argc, char** argv) {
   const Options o = parse(argc, argv);

@@ -27,6 +27,7 @@
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
 #include "pacer/experiment/compare.h"
+#include "side_by_side.h"
 
 namespace pacer {
 namespace {
@@ -43,10 +44,7 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    auto value = [&](const char* name) -> const char* {
-      const size_t n = std::strlen(name);
-      return arg.compare(0, n, name) == 0 ? argv[k] + n : nullptr;
-    };
+    auto value = [&](const char* name) { return side_by_side::flag_value(argv[k], name); };
     if (const char* v = value("--rounds=")) {
       o.rounds = std::max(1, std::atoi(v));
     } else if (const char* v = value("--seeds=")) {
@@ -83,10 +81,7 @@ Comparison run_once(const Options& o, const std::vector<std::string>& settings,
   return c;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using side_by_side::median;
 
 // Per method: steps to target, geometric mean [95 % interval] and its half-width in % of it.
 void print_intervals(const Comparison& c) {
@@ -142,9 +137,9 @@ int bench(int argc, char** argv) {
   print_intervals(watched);
   if (o.truth) {
     double seconds = 0;
-    const Comparison truth = run_once(
-        o, {"target.on=\"full\"", "target.sample=0", "target.check_every=0.000001"},
-        root + "/truth", seconds);
+    const Comparison truth =
+        run_once(o, {"target.on=\"full\"", "target.sample=0", "target.check_every=0.000001"},
+                 root + "/truth", seconds);
     std::printf("F exactly at every step (%.0f s): watch step / every-step step per seed:\n",
                 seconds);
     print_truth(watched, truth);

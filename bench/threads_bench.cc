@@ -32,6 +32,7 @@
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
 #include "pacer/experiment/compare.h"
+#include "side_by_side.h"
 
 namespace pacer {
 namespace {
@@ -49,10 +50,7 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    auto value = [&](const char* name) -> const char* {
-      const size_t n = std::strlen(name);
-      return arg.compare(0, n, name) == 0 ? argv[k] + n : nullptr;
-    };
+    auto value = [&](const char* name) { return side_by_side::flag_value(argv[k], name); };
     if (const char* v = value("--rounds=")) {
       o.rounds = std::max(1, std::atoi(v));
     } else if (const char* v = value("--methods=")) {
