@@ -152,11 +152,4 @@ int bench(int argc, char** argv) {
 }  // namespace
 }  // namespace pacer
 
-int main(int argc, char** argv) {
-  try {
-    return pacer::bench(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return pacer::side_by_side::run_main(pacer::bench, argc, argv); }

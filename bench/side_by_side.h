@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 namespace pacer::side_by_side {
@@ -23,6 +25,16 @@ inline double median(std::vector<double> v) {
 // The fastest round; v not empty.
 inline double fastest(const std::vector<double>& v) {
   return *std::min_element(v.begin(), v.end());
+}
+
+// A benchmark program's main(): runs `bench` and turns an exception into one line and exit 1.
+inline int run_main(int (*bench)(int, char**), int argc, char** argv) {
+  try {
+    return bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace pacer::side_by_side
