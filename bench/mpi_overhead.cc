@@ -14,6 +14,9 @@
 //    the recorder). MPI_Testsome's share includes the empty polls of the idle time between replies
 //    (Open MPI copies a large reply in during the poll that sees it arrive, which may return
 //    empty-handed).
+//    Each method's MPI run is followed at once by the same run on the local engine (workers on
+//    threads of rank 0, engine/local; the worker ranks sleep meanwhile): its overhead ratio, and
+//    its ratio to MPI's, side by side.
 // 2. Messages of the model's size, round trips between rank 0 and worker 0 (rank 1), in double
 //    (8·D bytes each way) and in float32 (4·D bytes: a worker half that reads its model in
 //    float32 and answers with a payload of exact floats): a plain blocking MPI ping-pong
@@ -241,6 +244,22 @@ void print_ping_pong_row(const char* precision, int value_bytes, const Options& 
               2 * mb / engine, engine / plain);
 }
 
+// The slowest worker's median measured job time (compute + padding): every worker's jobs take
+// the same modelled time once a pipeline's warm-up job is done.
+double decisive_job(const nlohmann::json& engine_stats) {
+  double job = 0;
+  for (const auto& t : engine_stats["median_job_time_per_worker"]) {
+    job = std::max(job, t.get<double>());
+  }
+  return job;
+}
+
+nlohmann::json paced_run(const Config& config, const std::string& label) {
+  RunOptions run;
+  run.label = label;
+  return run_experiment(config, run).summary;
+}
+
 int run_rank0(const Options& o, int workers, const PingPong& p64, const PingPong& p32) {
   // The synchronous methods this build has, with the parameters the table uses.
   const std::vector<std::string> candidates = {"dgd",      "is-sgd",   "gc-fr",  "gc-cr",
@@ -253,29 +272,32 @@ int run_rank0(const Options& o, int workers, const PingPong& p64, const PingPong
   std::printf(
       "| method | median step (s) | decisive job (s) | overhead ratio | overhead per step (ms) | "
       "rank 0 in MPI_Testsome (ms/step) | rank 0 assigning (ms/step) | rank 0 in method code "
-      "(ms/step) |\n|---|---|---|---|---|---|---|---|\n");
+      "(ms/step) | local engine: overhead ratio | local / MPI |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& name : candidates) {
     if (std::find(registered.begin(), registered.end(), name) == registered.end()) continue;
     Config config = base_config(o, workers);
     config.set_string("method.name", name);
     config.set_string("engine.inject", "pace");
-    RunOptions run;
-    run.label = name;
-    const nlohmann::json s = run_experiment(config, run).summary;
+    const nlohmann::json s = paced_run(config, name);
     const nlohmann::json& e = s["engine_stats"];
-    // The slowest worker's median measured job time (compute + padding): every worker's jobs
-    // take the same modelled time once a pipeline's warm-up job is done.
-    double job = 0;
-    for (const auto& t : e["median_job_time_per_worker"]) job = std::max(job, t.get<double>());
+    const double job = decisive_job(e);
     const double step = s["median_step_time"].get<double>();
     const double steps = std::max(1.0, s["steps"].get<double>());
+    // The same run on the local engine (workers on threads of rank 0; the worker ranks sleep
+    // meanwhile), right after: side by side.
+    config.set_string("engine.name", "local");
+    const nlohmann::json l = paced_run(config, name + " (local)");
+    const double local_ratio =
+        l["median_step_time"].get<double>() / decisive_job(l["engine_stats"]);
     std::printf(
-        "| %s | %.4f | %.4f | %.3f | %.1f | %.1f | %.1f | %.1f |\n", name.c_str(), step, job,
-        step / job, 1e3 * (step - job),
+        "| %s | %.4f | %.4f | %.3f | %.1f | %.1f | %.1f | %.1f | %.3f | %.3f |\n", name.c_str(),
+        step, job, step / job, 1e3 * (step - job),
         1e3 * (e["master_receive_time"].get<double>() + e["master_empty_poll_time"].get<double>()) /
             steps,
         1e3 * e["master_assign_time"].get<double>() / steps,
-        1e3 * e["master_method_time"].get<double>() / steps);
+        1e3 * e["master_method_time"].get<double>() / steps, local_ratio,
+        local_ratio / (step / job));
     std::fflush(stdout);
   }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "pacer/core/error.h"
+#include "pacer/engine/local/local_engine.h"
 #include "pacer/engine/sim/sim_engine.h"
 #ifdef PACER_HAVE_MPI
 #include "pacer/engine/mpi/mpi_engine.h"
@@ -28,6 +29,7 @@ struct EngineEntry {
 // make function (and a start function if its workers are other processes), one line here.
 constexpr EngineEntry kEngines[] = {
     {"sim", true, false, make_sim_engine, nullptr, ""},
+    {"local", false, false, local::make_local_engine, nullptr, ""},
 #ifdef PACER_HAVE_MPI
     {"mpi", false, true, mpi::make_mpi_engine, mpi::start_mpi_job, ""},
 #else
@@ -78,7 +80,8 @@ std::unique_ptr<Engine> make_engine(const Config& config, int workers) {
   const std::string name = config.get_string("engine.name", default_engine());
   const EngineEntry* e = find_entry(name);
   if (!e) config.fail_key("engine.name", fmt::format("one of {}", built_names()));
-  if (!e->make) config.fail_key("engine.name", fmt::format("one of {}: {}", built_names(), e->missing));
+  if (!e->make)
+    config.fail_key("engine.name", fmt::format("one of {}: {}", built_names(), e->missing));
   return e->make(config, workers);
 }
 

@@ -23,9 +23,10 @@ namespace fs = std::filesystem;
 // kLayerDeps lists each layer's direct dependencies, exactly the DEPS of its pacer_layer(...) line
 // in the top-level CMakeLists.txt (DESIGN.md section 1):
 //   core -> data -> model (-> model_torch), and timing, coding (both on core only) -> method
-//   (model, timing, coding) -> engine (the interface every engine implements) -> engine_sim,
-//   engine_mpi (not each other) -> engines (the registry) -> experiment (engines, model,
-//   model_torch) -> tools (the pacer program).
+//   (model, timing, coding) -> engine (the interface every engine implements) -> engine_sim, and
+//   engine_cluster (the message protocol over a transport) -> engine_local, engine_mpi (no engine
+//   knows another) -> engines (the registry) -> experiment (engines, model, model_torch) -> tools
+//   (the pacer program).
 // A layer may include its own headers and those of every layer it reaches through these edges
 // (the transitive closure), nothing else. When a pacer_layer's DEPS change, change this table.
 const std::map<std::string, std::vector<std::string>> kLayerDeps = {
@@ -38,8 +39,10 @@ const std::map<std::string, std::vector<std::string>> kLayerDeps = {
     {"method", {"model", "timing", "coding"}},
     {"engine", {"method"}},
     {"engine_sim", {"engine"}},
-    {"engine_mpi", {"engine"}},
-    {"engines", {"engine_sim", "engine_mpi"}},
+    {"engine_cluster", {"engine"}},
+    {"engine_local", {"engine_cluster"}},
+    {"engine_mpi", {"engine_cluster"}},
+    {"engines", {"engine_sim", "engine_local", "engine_mpi"}},
     {"experiment", {"engines", "model", "model_torch"}},
     {"tools", {"experiment"}},
 };
@@ -66,6 +69,10 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"src/engine/", "engines"},
     {"include/pacer/engine/sim/", "engine_sim"},
     {"src/engine/sim/", "engine_sim"},
+    {"include/pacer/engine/cluster/", "engine_cluster"},
+    {"src/engine/cluster/", "engine_cluster"},
+    {"include/pacer/engine/local/", "engine_local"},
+    {"src/engine/local/", "engine_local"},
     {"include/pacer/engine/mpi/", "engine_mpi"},
     {"src/engine/mpi/", "engine_mpi"},
     {"include/pacer/experiment/", "experiment"},

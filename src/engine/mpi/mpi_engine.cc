@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pacer/core/error.h"
+#include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/runtime.h"
 
 namespace pacer::mpi {
@@ -48,7 +49,10 @@ class MpiRun : public EngineRun {
   double end_time() const override { return cluster_->end_time(); }
   bool wall_clock() const override { return true; }
   void exclude_time(double seconds) override { cluster_->exclude_time(seconds); }
-  void stats(nlohmann::json& out) const override { cluster_->to_json(out); }
+  void stats(nlohmann::json& out) const override {
+    out["engine"] = "mpi";
+    cluster_->to_json(out);
+  }
   // Checkpoints (mpi_cluster.h): the cluster drains before it calls hook->write(), and saving is
   // possible only inside that call (so never after an interrupt: the run is resumed from its last
   // periodic checkpoint).

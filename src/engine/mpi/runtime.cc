@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "pacer/core/interrupt.h"
-#include "wire.h"
+#include "session_wire.h"
 
 namespace pacer::mpi {
 namespace {
@@ -48,31 +48,6 @@ void send_polling(const void* data, int bytes, int peer, int tag, int sleep_us) 
 }
 
 }  // namespace
-
-const char* tag_name(int tag) {
-  switch (tag) {
-    case kTagCommand:
-      return "command";
-    case kTagSetup:
-      return "setup";
-    case kTagGo:
-      return "go";
-    case kTagHello:
-      return "hello";
-    case kTagJob:
-      return "job";
-    case kTagModel:
-      return "model";
-    case kTagReply:
-      return "reply";
-    case kTagPayload:
-      return "payload";
-    case kTagState:
-      return "state";
-    default:
-      return "?";
-  }
-}
 
 void check(int rc, const char* what, int peer, int tag) {
   if (rc == MPI_SUCCESS) return;
@@ -354,14 +329,6 @@ void abort_job(int code) {
 bool interrupt_requested() { return interrupt_signal() != 0; }
 
 const char* interrupt_signal_name() { return pacer::interrupt_signal_name(); }
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void poll_sleep(int microseconds) {
-  std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
-}
 
 namespace {
 

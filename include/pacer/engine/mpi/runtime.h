@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "pacer/core/error.h"
+#include "pacer/engine/cluster/transport.h"
 
 namespace pacer::mpi {
 
@@ -115,10 +116,9 @@ bool rank_known_dead(int rank);
 // How often a rank waiting for a peer checks rank_known_dead.
 inline constexpr double kLivenessCheckS = 0.5;
 
-// Seconds on a monotonic clock (steady_clock), for timeouts and engine statistics.
-double wall_seconds();
-// Sleeps `microseconds` (> 0), the back-off between two empty polls.
-void poll_sleep(int microseconds);
+// Seconds on a monotonic clock, and the back-off between two empty polls (cluster/transport.h).
+using cluster::poll_sleep;
+using cluster::wall_seconds;
 
 // The explicit timeouts of the session protocol.
 struct SessionOptions {

@@ -1,5 +1,4 @@
-// The worker ranks of the MPI engine (mpi_cluster.h: serve_jobs).
-#include <mpi.h>
+// The worker endpoints of the cluster protocol (remote_cluster.h: serve_jobs).
 
 #include <algorithm>
 #include <chrono>
@@ -13,30 +12,27 @@
 #include <utility>
 #include <vector>
 
-#include "mpi_wait.h"
 #include "pacer/core/log.h"
 #include "pacer/core/rng.h"
 #include "pacer/core/stats.h"
-#include "pacer/engine/mpi/mpi_cluster.h"
-#include "pacer/engine/mpi/runtime.h"
+#include "pacer/engine/cluster/remote_cluster.h"
+#include "transport_wait.h"
 #include "wire.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
 
 namespace {
 
 // A worker declared lost leaves without waiting for its last reply's sends: rank 0 may never
-// receive them (it may have ended). Until the process ends MPI may still read their buffers, so
-// those of sends not yet complete are kept.
-void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec payload,
-                           std::vector<float> narrowed) {
+// receive them (it may have ended). Until the process ends the transport may still read their
+// buffers, so those of sends not yet complete are kept.
+void keep_unfinished_sends(Transport& transport, Request (&sends)[2], std::vector<char> reply,
+                           Vec payload, std::vector<float> narrowed) {
   static std::vector<std::vector<char>> kept_replies;
   static std::vector<Vec> kept_payloads;
   static std::vector<std::vector<float>> kept_narrowed;
   for (int i = 0; i < 2; ++i) {
-    int done = 1;
-    if (sends[i] != MPI_REQUEST_NULL) MPI_Test(&sends[i], &done, MPI_STATUS_IGNORE);
-    if (done) continue;
+    if (transport.test(sends[i], "the send of a reply")) continue;
     if (i == 0) kept_replies.push_back(std::move(reply));
     if (i == 1) {
       kept_payloads.push_back(std::move(payload));
@@ -50,9 +46,10 @@ void keep_unfinished_sends(MPI_Request (&sends)[2], std::vector<char> reply, Vec
 // (+ trailer) in `reply_` and, for a reply or a saved state, a second message.
 class WorkerLoop {
  public:
-  WorkerLoop(Worker& worker, TimingModel& timing, int index, uint64_t seed,
-             const MpiOptions& options, int64_t dim)
-      : worker_(worker),
+  WorkerLoop(Transport& transport, Worker& worker, TimingModel& timing, int index, uint64_t seed,
+             const ClusterOptions& options, int64_t dim)
+      : transport_(transport),
+        worker_(worker),
         timing_(timing),
         index_(index),
         options_(options),
@@ -85,7 +82,8 @@ class WorkerLoop {
           run_job();
           break;
         default:
-          fail("MPI: rank {}: a job header of kind {} from rank 0", rank(), job_header_.kind);
+          fail("{}: rank {}: a job header of kind {} from rank 0", transport_.name(),
+               transport_.rank(), job_header_.kind);
       }
     }
   }
@@ -98,19 +96,13 @@ class WorkerLoop {
   };
 
   void post_job_header() {
-    check(MPI_Irecv(&job_header_, sizeof job_header_, MPI_BYTE, 0, kTagJob, MPI_COMM_WORLD,
-                    &job_request_),
-          "MPI_Irecv", 0, kTagJob);
+    transport_.irecv(&job_header_, sizeof job_header_, 0, kTagJob, job_request_);
   }
   // Room for a model of doubles; one of floats fills its first half (wire.h).
-  void post_model() {
-    check(MPI_Irecv(x_.data(), static_cast<int>(8 * dim_), MPI_BYTE, 0, kTagModel, MPI_COMM_WORLD,
-                    &model_request_),
-          "MPI_Irecv", 0, kTagModel);
-  }
+  void post_model() { transport_.irecv(x_.data(), 8 * dim_, 0, kTagModel, model_request_); }
   void wait_replies_sent() {
-    for (MPI_Request& r : sends_) {
-      wait_request(r, "MPI_Isend of a reply", 0, kTagReply, options_.poll_sleep_us,
+    for (Request& r : sends_) {
+      wait_request(transport_, r, "the send of a reply", 0, kTagReply, options_.poll_sleep_us,
                    options_.timeout_s);
     }
   }
@@ -120,13 +112,12 @@ class WorkerLoop {
     if (h.trailer_bytes > 0 && trailer != nullptr) {
       std::memcpy(reply_.data() + sizeof h, trailer, static_cast<size_t>(h.trailer_bytes));
     }
-    check(MPI_Isend(reply_.data(), static_cast<int>(sizeof h + h.trailer_bytes), MPI_BYTE, 0,
-                    kTagReply, MPI_COMM_WORLD, &sends_[0]),
-          "MPI_Isend", 0, kTagReply);
+    transport_.isend(reply_.data(), static_cast<int64_t>(sizeof h) + h.trailer_bytes, 0, kTagReply,
+                     sends_[0]);
   }
-  // Sends `count` elements of `type` at `data` after a header (second message, tag `tag`).
-  void send_data(const void* data, int count, MPI_Datatype type, int tag) {
-    check(MPI_Isend(data, count, type, 0, tag, MPI_COMM_WORLD, &sends_[1]), "MPI_Isend", 0, tag);
+  // Sends `bytes` at `data` after a header (second message, tag `tag`).
+  void send_data(const void* data, int64_t bytes, int tag) {
+    transport_.isend(data, bytes, 0, tag, sends_[1]);
   }
   // Sends an error report (kError) or a failed state answer (kState) with `text`.
   void send_text(ReplyHeader::Kind kind, int64_t tag, std::string text) {
@@ -153,19 +144,21 @@ class WorkerLoop {
     double next_check = start + kLivenessCheckS;
     while (true) {
       if (!failed_ && interrupt_requested()) report_interrupt();
-      if (wait_polling(job_request_, "MPI_Irecv of a job", 0, kTagJob, options_.poll_sleep_us,
+      if (wait_polling(transport_, job_request_, "the receive of a job", options_.poll_sleep_us,
                        0.05)) {
         return;
       }
       if (wall_seconds() >= next_check) {
         next_check = wall_seconds() + kLivenessCheckS;
-        if (rank_known_dead(0)) fail_peer_gone("MPI_Irecv of a job", 0, kTagJob);
+        if (transport_.peer_known_dead(0)) {
+          fail_peer_gone(transport_, "the receive of a job", 0, kTagJob);
+        }
       }
       if (job_timeout_ > 0 && wall_seconds() - start > job_timeout_) {
         fail(
-            "MPI: rank {}: MPI_Irecv of a job from rank 0 ({} message, tag {}) did not complete "
+            "{}: rank {}: the receive of a job from rank 0 ({} message, tag {}) did not complete "
             "within {} s (2 x engine.timeout_s + engine.drain_timeout_s)",
-            rank(), tag_name(kTagJob), kTagJob, job_timeout_);
+            transport_.name(), transport_.rank(), tag_name(kTagJob), kTagJob, job_timeout_);
       }
     }
   }
@@ -174,10 +167,9 @@ class WorkerLoop {
   StopStatus stop() {
     const auto status = static_cast<StopStatus>(job_header_.stop_status);
     // Rank 0 sends no model after a stop.
-    MPI_Cancel(&model_request_);
-    MPI_Wait(&model_request_, MPI_STATUS_IGNORE);
+    transport_.cancel(model_request_);
     if (job_header_.lost) {
-      keep_unfinished_sends(sends_, std::move(reply_), std::move(out_.payload),
+      keep_unfinished_sends(transport_, sends_, std::move(reply_), std::move(out_.payload),
                             std::move(narrowed_));
       return status;
     }
@@ -191,8 +183,8 @@ class WorkerLoop {
 
   // A job: computes it (unless this worker failed earlier) and replies.
   void run_job() {
-    wait_request(model_request_, "MPI_Irecv of a model", 0, kTagModel, options_.poll_sleep_us,
-                 options_.timeout_s);
+    wait_request(transport_, model_request_, "the receive of a model", 0, kTagModel,
+                 options_.poll_sleep_us, options_.timeout_s);
     if (failed_) {
       stats_.dropped_jobs += 1;
       post_job_header();
@@ -226,7 +218,7 @@ class WorkerLoop {
                   .injected_time = t.done - t.computed};
     send(h, out_.versions.data());
     send_data(as_float ? static_cast<const void*>(narrowed_.data()) : out_.payload.data(),
-              static_cast<int>(value_bytes * dim_), MPI_BYTE, kTagPayload);
+              value_bytes * dim_, kTagPayload);
     stats_.jobs += 1;
     stats_.compute_time += t.computed - t.start;
     stats_.injected_time += t.done - t.computed;
@@ -274,7 +266,7 @@ class WorkerLoop {
              out_.payload.size(), dim_);
       }
       if (static_cast<int64_t>(out_.versions.size()) * 8 > kTrailerBytes) {
-        fail("the reply lists {} versions; the MPI engine carries at most {}", out_.versions.size(),
+        fail("the reply lists {} versions; a reply carries at most {}", out_.versions.size(),
              kTrailerBytes / 8);
       }
     } catch (const std::exception& e) {
@@ -283,7 +275,7 @@ class WorkerLoop {
     return {};
   }
 
-  // What a checkpoint records of this rank (mpi_cluster.h): the duration stream, the timing
+  // What a checkpoint records of this rank (remote_cluster.h): the duration stream, the timing
   // model's own state (a trace's replay position: this rank's copy is the one that advances), the
   // statistics and the worker half's own state.
   void checkpoint(StateArchive& a) {
@@ -325,7 +317,7 @@ class WorkerLoop {
                     .tag = -1,
                     .payload_size = static_cast<int64_t>(state_.size())};
       send(h, nullptr);
-      send_data(state_.data(), static_cast<int>(state_.size()), MPI_BYTE, kTagState);
+      send_data(state_.data(), static_cast<int64_t>(state_.size()), kTagState);
     }
     wait_replies_sent();
     std::string().swap(state_);
@@ -335,14 +327,14 @@ class WorkerLoop {
   void load_state() {
     const int64_t bytes = job_header_.model_size;
     post_job_header();
-    if (bytes < 0 || bytes > INT_MAX) fail("MPI: rank {}: a state of {} bytes", rank(), bytes);
+    if (bytes < 0 || bytes > INT_MAX) {
+      fail("{}: rank {}: a state of {} bytes", transport_.name(), transport_.rank(), bytes);
+    }
     state_.resize(static_cast<size_t>(bytes));
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Irecv(state_.data(), static_cast<int>(bytes), MPI_BYTE, 0, kTagState, MPI_COMM_WORLD,
-                    &request),
-          "MPI_Irecv", 0, kTagState);
-    wait_request(request, "MPI_Irecv of a state", 0, kTagState, options_.poll_sleep_us,
-                 options_.timeout_s);
+    Request request;
+    transport_.irecv(state_.data(), bytes, 0, kTagState, request);
+    wait_request(transport_, request, "the receive of a state", 0, kTagState,
+                 options_.poll_sleep_us, options_.timeout_s);
     std::string error;
     try {
       StateArchive a = StateArchive::for_loading(
@@ -361,10 +353,11 @@ class WorkerLoop {
     }
   }
 
+  Transport& transport_;
   Worker& worker_;
   TimingModel& timing_;  // a trace model's replay position is checkpointed
   const int index_;
-  const MpiOptions& options_;
+  const ClusterOptions& options_;
   const int64_t dim_;
   const double job_timeout_;
   Rng rng_;  // the modelled durations, Rng(seed, "duration", index)
@@ -375,8 +368,8 @@ class WorkerLoop {
   std::vector<float> narrowed_;  // the payload in float32, when it fits exactly
   std::vector<char> reply_;
   std::string state_;  // a state being sent or received
-  MPI_Request job_request_ = MPI_REQUEST_NULL, model_request_ = MPI_REQUEST_NULL;
-  MPI_Request sends_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  Request job_request_, model_request_;
+  Request sends_[2];
   WorkerStats stats_;
   double born_;
   bool failed_ = false;  // reported an error: drops its jobs until stop
@@ -384,10 +377,10 @@ class WorkerLoop {
 
 }  // namespace
 
-StopStatus serve_jobs(Worker& worker, TimingModel& timing, int index, uint64_t seed,
-                      const MpiOptions& options, int64_t dim) {
-  PACER_CHECK(active() && rank() == index + 1 && dim > 0 && dim <= kMaxDim);
-  return WorkerLoop(worker, timing, index, seed, options, dim).serve();
+StopStatus serve_jobs(Transport& transport, Worker& worker, TimingModel& timing, int index,
+                      uint64_t seed, const ClusterOptions& options, int64_t dim) {
+  PACER_CHECK(transport.rank() == index + 1 && dim > 0 && dim <= kMaxDim);
+  return WorkerLoop(transport, worker, timing, index, seed, options, dim).serve();
 }
 
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster

@@ -1,11 +1,10 @@
-// Rank 0 of the MPI engine: the state behind MpiCluster (include/pacer/engine/mpi/mpi_cluster.h),
-// shared by the files that implement it: mpi_cluster.cc (the public calls, the poll loop, job and
-// reply messages, liveness and shutdown) and checkpoint_protocol.cc (drains, worker states,
-// checkpoints). Private to src/engine/mpi.
-#ifndef PACER_SRC_ENGINE_MPI_MASTER_H_
-#define PACER_SRC_ENGINE_MPI_MASTER_H_
-
-#include <mpi.h>
+// Endpoint 0 of the cluster protocol: the state behind RemoteCluster
+// (include/pacer/engine/cluster/remote_cluster.h), shared by the files that implement it:
+// remote_cluster.cc (the public calls, the poll loop, job and reply messages, liveness and
+// shutdown) and checkpoint_protocol.cc (drains, worker states, checkpoints). Private to
+// src/engine/cluster.
+#ifndef PACER_SRC_ENGINE_CLUSTER_MASTER_H_
+#define PACER_SRC_ENGINE_CLUSTER_MASTER_H_
 
 #include <algorithm>
 #include <chrono>
@@ -19,17 +18,16 @@
 #include <utility>
 #include <vector>
 
-#include "mpi_wait.h"
 #include "pacer/core/log.h"
 #include "pacer/core/rng.h"
 #include "pacer/core/stats.h"
-#include "pacer/engine/mpi/mpi_cluster.h"
-#include "pacer/engine/mpi/runtime.h"
+#include "pacer/engine/cluster/remote_cluster.h"
+#include "transport_wait.h"
 #include "wire.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
 
-struct MpiCluster::Impl {
+struct RemoteCluster::Impl {
   // One declaration of a worker as lost.
   struct Loss {
     double time = 0;       // run time
@@ -43,7 +41,7 @@ struct MpiCluster::Impl {
       a.io(rejoined);
     }
   };
-  // One model version as sent (mpi_cluster.h): the x of one job tag, in each precision a worker
+  // One model version as sent (remote_cluster.h): the x of one job tag, in each precision a worker
   // reads it, made once and shared by every job of that tag; a slot holds it while its send is
   // in flight (or its job held), and it is reused once no slot does.
   struct Snapshot {
@@ -79,11 +77,11 @@ struct MpiCluster::Impl {
     std::shared_ptr<Snapshot> model;
     // The precision in which the worker reads its model, as its last reply said.
     Precision reads = Precision::kFloat64;
-    MPI_Request sends[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    Request sends[2];
     // The stop message has its own buffer and request: a lost worker's job sends may never
     // complete, and their buffers must not change meanwhile.
     JobHeader stop_header;
-    MPI_Request stop_send = MPI_REQUEST_NULL;
+    Request stop_send;
     // Receiving: the reply header (+ trailer) and the payload, each with one receive posted.
     std::vector<char> reply_buffer = std::vector<char>(kReplyBufferBytes);
     Vec payload;               // receives doubles, or floats widened in place (wire.h)
@@ -106,7 +104,7 @@ struct MpiCluster::Impl {
     double injected_time = 0;       // Σ injected seconds of delivered replies
     double round_trip = 0;          // Σ (reply handled − assign) of delivered replies
     std::vector<double> job_times;  // of delivered replies
-    // Checkpoints (mpi_cluster.h): the job assign() held during a drain (busy, tag and model are
+    // Checkpoints (remote_cluster.h): the job assign() held during a drain (busy, tag and model are
     // set; it is sent once the checkpoint is written), and the worker's state (fetched for a
     // save; to be sent after a load).
     bool held = false;
@@ -141,14 +139,8 @@ struct MpiCluster::Impl {
     }
   };
 
-  Impl(const MpiOptions& o, int n, int64_t d)
-      : options(o),
-        workers(n),
-        dim(d),
-        slots(n),
-        requests(2 * n, MPI_REQUEST_NULL),
-        indices(2 * n),
-        statuses(2 * n) {
+  Impl(Transport& t, const ClusterOptions& o, int n, int64_t d)
+      : transport(t), options(o), workers(n), dim(d), slots(n), requests(2 * n) {
     for (Slot& s : slots) s.payload = Vec::Zero(d);
   }
 
@@ -163,15 +155,11 @@ struct MpiCluster::Impl {
   }
 
   void post_header_receive(int w) {
-    check(MPI_Irecv(slots[w].reply_buffer.data(), kReplyBufferBytes, MPI_BYTE, w + 1, kTagReply,
-                    MPI_COMM_WORLD, &requests[w]),
-          "MPI_Irecv", w + 1, kTagReply);
+    transport.irecv(slots[w].reply_buffer.data(), kReplyBufferBytes, w + 1, kTagReply, requests[w]);
   }
   // Room for a payload of doubles; one of floats fills its first half (wire.h).
   void post_payload_receive(int w) {
-    check(MPI_Irecv(slots[w].payload.data(), static_cast<int>(8 * dim), MPI_BYTE, w + 1,
-                    kTagPayload, MPI_COMM_WORLD, &requests[workers + w]),
-          "MPI_Irecv", w + 1, kTagPayload);
+    transport.irecv(slots[w].payload.data(), 8 * dim, w + 1, kTagPayload, requests[workers + w]);
   }
   void post_receives();
 
@@ -196,9 +184,10 @@ struct MpiCluster::Impl {
         s.payload_received != h.payload_bytes * dim) {
       post_payload_receive(w);  // keep the worker reachable for the shutdown
       fail(
-          "MPI: worker {} (rank {}) answered job {} with a payload of {} values of {} bytes ({} "
+          "{}: worker {} (rank {}) answered job {} with a payload of {} values of {} bytes ({} "
           "bytes received); the model has {}",
-          w, w + 1, h.tag, h.payload_size, h.payload_bytes, s.payload_received, dim);
+          transport.name(), w, w + 1, h.tag, h.payload_size, h.payload_bytes, s.payload_received,
+          dim);
     }
     // Decoded as it arrives: floats become the doubles the master reads.
     if (h.payload_bytes == 4) {
@@ -281,7 +270,7 @@ struct MpiCluster::Impl {
     // Under Ctrl-C every rank has the signal: rank 0 ends the run as interrupted, and a worker's
     // report of the same signal is no error of its own.
     if (master == nullptr || interrupt_requested()) {
-      log_debug("MPI: {}", s.error);
+      log_debug("{}: {}", transport.name(), s.error);
       return;
     }
     Reply reply{.status = ReplyStatus::kFailed,
@@ -321,7 +310,7 @@ struct MpiCluster::Impl {
 
   // Shutdown, step 1: stop to worker w. A lost worker's sends are not waited for (it may be
   // dead), and its stop says that it is lost, so that one alive after all leaves at once; a lost
-  // worker whose process rank 0 can see is gone gets nothing (runtime.h, rank_known_dead).
+  // worker whose process rank 0 can see is gone gets nothing (Transport::peer_known_dead).
   void send_stop(int w, StopStatus status, double limit);
 
   // Step 2: replies still in flight are counted, goodbyes collected (none from lost workers),
@@ -339,8 +328,8 @@ struct MpiCluster::Impl {
 
   bool any_stopped_lost() const;
 
-  // The snapshot for a job of model version `tag` (mpi_cluster.h): the current one if it has that
-  // tag, else one that no slot holds any more (or a new one), emptied.
+  // The snapshot for a job of model version `tag` (remote_cluster.h): the current one if it has
+  // that tag, else one that no slot holds any more (or a new one), emptied.
   std::shared_ptr<Snapshot> snapshot_for(int64_t tag);
 
   // Lets go of the snapshots whose sends have completed (not those of held jobs).
@@ -351,7 +340,7 @@ struct MpiCluster::Impl {
   // Sends worker w's job (its tag and model are in the slot), in the precision it reads.
   void send_job(int w);
 
-  // ----- Checkpoints (mpi_cluster.h).
+  // ----- Checkpoints (remote_cluster.h).
 
   // At a quiet point of run(): starts a drain when a checkpoint is due, and takes it once no
   // job is in flight.
@@ -388,7 +377,7 @@ struct MpiCluster::Impl {
   // they had arrived at this moment (a failed worker drops the job it was just sent).
   void deliver_deferred_errors(Master& master, Cluster& cluster);
 
-  // The cluster's state and its workers' (mpi_cluster.h). Saving only inside hook->write().
+  // The cluster's state and its workers' (remote_cluster.h). Saving only inside hook->write().
   void checkpoint(StateArchive& a);
 
   // Refuses a loaded worker slot that the saved run cannot have had.
@@ -404,16 +393,17 @@ struct MpiCluster::Impl {
 
   void losses_to_json(nlohmann::json& out) const;
 
-  MpiOptions options;
+  Transport& transport;
+  ClusterOptions options;
   int workers;
   int64_t dim;
   std::vector<Slot> slots;
   // Every model snapshot made (reused once no slot holds one), and the one of the latest tag.
   std::vector<std::shared_ptr<Snapshot>> snapshots;
   std::shared_ptr<Snapshot> current;
-  std::vector<MPI_Request> requests;  // reply headers 0..n−1, payloads n..2n−1
-  std::vector<int> indices;
-  std::vector<MPI_Status> statuses;
+  std::vector<Request> requests;  // reply headers 0..n−1, payloads n..2n−1
+  std::vector<int> completed;     // test_some's answer
+  std::vector<Received> received;
   double start = 0;
   double end_time = 0;
   bool started = false;
@@ -433,7 +423,7 @@ struct MpiCluster::Impl {
   // Jobs whose model was sent, and replies whose payload came, in float32 (this process's part of
   // the run: not in checkpoints).
   int64_t float32_jobs = 0, float32_replies = 0;
-  // Rank 0's own time: inside MPI_Testsome calls that received something (matching and copying
+  // Rank 0's own time: inside test_some calls that received something (matching and copying
   // replies in) and calls that did not, inside assign() (copying x, starting sends), and inside
   // the master's start/on_reply/on_lost/on_rejoined/on_timer (assign included).
   double poll_time = 0, empty_poll_time = 0, assign_time = 0, master_time = 0;
@@ -453,6 +443,6 @@ struct MpiCluster::Impl {
   double drain_time = 0, max_drain_time = 0, write_time = 0;
 };
 
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster
 
-#endif  // PACER_SRC_ENGINE_MPI_MASTER_H_
+#endif  // PACER_SRC_ENGINE_CLUSTER_MASTER_H_

@@ -1,7 +1,6 @@
-// Internal to the MPI engine: message tags, header layouts and MPI error checking.
+// Internal to the cluster protocol (remote_cluster.h): message tags and header layouts, and the
+// float32 wire conversions.
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <cstring>
@@ -10,9 +9,10 @@
 
 #include "pacer/core/error.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
 
-// Message tags. Session messages (runtime.cc) and run messages (mpi_cluster.cc) never share one.
+// Message tags. The MPI engine's session messages (engine/mpi/runtime.cc) and the protocol's run
+// messages (remote_cluster.cc) never share one.
 enum Tag : int {
   kTagCommand = 101,  // rank 0 -> worker rank: run (with the config) or exit
   kTagSetup = 102,    // worker rank -> rank 0: setup report (empty = ready, else the error)
@@ -28,13 +28,6 @@ enum Tag : int {
 };
 
 const char* tag_name(int tag);
-
-struct CommandHeader {
-  int64_t kind = 0;  // Command::Kind
-  int64_t exit_status = 0;
-  // Exit: 1 when a rank of the job was lost (runtime.h, finalize() is then bounded in time).
-  int64_t peers_lost = 0;
-};
 
 struct JobHeader {
   // kSave: send your state (the worker answers a ReplyHeader kState, then the bytes). kLoad: your
@@ -77,7 +70,6 @@ struct ReplyHeader {
 
 static_assert(std::is_trivially_copyable_v<ReplyHeader> && sizeof(ReplyHeader) == 88);
 static_assert(std::is_trivially_copyable_v<JobHeader> && sizeof(JobHeader) == 48);
-static_assert(std::is_trivially_copyable_v<CommandHeader> && sizeof(CommandHeader) == 24);
 
 // Room after a ReplyHeader: at least this many bytes, and room for 8 bytes per version.
 constexpr int64_t kMinTrailerBytes = 4096;
@@ -96,12 +88,4 @@ void narrow(const double* from, int64_t n, float* to);
 // doubles, in place.
 void widen_in_place(double* data, int64_t n);
 
-// Throws Error "<what> failed on rank R (peer P, tag T): <MPI message>" unless rc is MPI_SUCCESS.
-void check(int rc, const char* what, int peer, int tag);
-
-// Polls `request` until it completes, sleeping `sleep_us` between polls, so a waiting rank does
-// not spin. timeout_s <= 0: no limit; on timeout returns false (the request is still pending).
-bool wait_polling(MPI_Request& request, const char* what, int peer, int tag, int sleep_us,
-                  double timeout_s);
-
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster

@@ -1,16 +1,18 @@
-// Rank 0's side of checkpoints (mpi_cluster.h, "Checkpoints"): drain to a quiet point, fetch
+// Rank 0's side of checkpoints (remote_cluster.h, "Checkpoints"): drain to a quiet point, fetch
 // every worker's state, write, and on resume send the states back and continue.
 #include "master.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
 
-void MpiCluster::Impl::checkpoint(StateArchive& a) {
+void RemoteCluster::Impl::checkpoint(StateArchive& a) {
   if (!a.loading() && !writing) {
     fail(
-        "MPI engine: a run is checkpointed only at the engine's own drain, when every worker "
-        "is idle (EngineRun::can_checkpoint_now is false now)");
+        "{} engine: a run is checkpointed only at the engine's own drain, when every worker "
+        "is idle (EngineRun::can_checkpoint_now is false now)",
+        transport.name());
   }
   PACER_CHECK(!a.loading() || !started);
+  // The section keeps the name of the first engine that used it, so that its checkpoints load.
   a.section("mpi_engine");
   a.expect(workers, "workers");
   a.expect(dim, "model parameters");
@@ -40,22 +42,20 @@ void MpiCluster::Impl::checkpoint(StateArchive& a) {
   load_worker_states();
 }
 
-void MpiCluster::Impl::receive_state_bytes(int w, int64_t bytes) {
-  if (bytes < 0) fail("MPI: rank {} announced a state of {} bytes", w + 1, bytes);
+void RemoteCluster::Impl::receive_state_bytes(int w, int64_t bytes) {
+  if (bytes < 0) fail("{}: rank {} announced a state of {} bytes", transport.name(), w + 1, bytes);
   check_state_size(static_cast<uint64_t>(bytes), w);
   Slot& s = slots[w];
   s.state.resize(static_cast<size_t>(bytes));
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Irecv(s.state.data(), static_cast<int>(bytes), MPI_BYTE, w + 1, kTagState,
-                  MPI_COMM_WORLD, &request),
-        "MPI_Irecv", w + 1, kTagState);
-  wait_request(request, "MPI_Irecv of a worker's state", w + 1, kTagState, options.poll_sleep_us,
-               options.timeout_s);
+  Request request;
+  transport.irecv(s.state.data(), bytes, w + 1, kTagState, request);
+  wait_request(transport, request, "the receive of a worker's state", w + 1, kTagState,
+               options.poll_sleep_us, options.timeout_s);
   ++messages_received;
   bytes_received += static_cast<double>(bytes);
 }
 
-void MpiCluster::Impl::quiet_point(Master& master, Cluster& cluster) {
+void RemoteCluster::Impl::quiet_point(Master& master, Cluster& cluster) {
   if (!drain_if_due()) return;
   for (const Slot& s : slots) {
     if (s.busy && !s.held) return;
@@ -63,7 +63,7 @@ void MpiCluster::Impl::quiet_point(Master& master, Cluster& cluster) {
   take_checkpoint(master, cluster);
 }
 
-void MpiCluster::Impl::take_checkpoint(Master& master, Cluster& cluster) {
+void RemoteCluster::Impl::take_checkpoint(Master& master, Cluster& cluster) {
   const double idle_at = wall_seconds();
   cut_time = now();
   if (fetch_worker_states()) {
@@ -90,7 +90,7 @@ void MpiCluster::Impl::take_checkpoint(Master& master, Cluster& cluster) {
   deliver_deferred_errors(master, cluster);
 }
 
-bool MpiCluster::Impl::drain_if_due() {
+bool RemoteCluster::Impl::drain_if_due() {
   if (hook == nullptr) return false;
   if (!draining && hook->due()) {
     draining = true;
@@ -99,7 +99,7 @@ bool MpiCluster::Impl::drain_if_due() {
   return draining;
 }
 
-void MpiCluster::Impl::release_held() {
+void RemoteCluster::Impl::release_held() {
   for (int w = 0; w < workers; ++w) {
     if (!slots[w].held) continue;
     slots[w].held = false;
@@ -107,7 +107,7 @@ void MpiCluster::Impl::release_held() {
   }
 }
 
-void MpiCluster::Impl::deliver_deferred_errors(Master& master, Cluster& cluster) {
+void RemoteCluster::Impl::deliver_deferred_errors(Master& master, Cluster& cluster) {
   for (int w = 0; w < workers; ++w) {
     std::optional<std::pair<ReplyHeader, std::string>>& d = slots[w].deferred_error;
     if (!d) continue;
@@ -117,7 +117,7 @@ void MpiCluster::Impl::deliver_deferred_errors(Master& master, Cluster& cluster)
   }
 }
 
-bool MpiCluster::Impl::fetch_worker_states() {
+bool RemoteCluster::Impl::fetch_worker_states() {
   for (int w = 0; w < workers; ++w) {
     if (!slots[w].lost) send_request(w, JobHeader::kSave);
   }
@@ -130,7 +130,7 @@ bool MpiCluster::Impl::fetch_worker_states() {
   return complete;
 }
 
-void MpiCluster::Impl::send_request(int w, JobHeader::Kind kind) {
+void RemoteCluster::Impl::send_request(int w, JobHeader::Kind kind) {
   Slot& s = slots[w];
   PACER_CHECK((!s.busy || s.held) && !s.lost && !s.header_done);  // the worker is idle
   wait_sends(w, options.timeout_s);
@@ -138,24 +138,22 @@ void MpiCluster::Impl::send_request(int w, JobHeader::Kind kind) {
   if (load) check_state_size(s.state.size(), w);
   s.job_header =
       JobHeader{.kind = kind, .model_size = load ? static_cast<int64_t>(s.state.size()) : 0};
-  check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
-                  &s.sends[0]),
-        "MPI_Isend", w + 1, kTagJob);
+  transport.isend(&s.job_header, sizeof s.job_header, w + 1, kTagJob, s.sends[0]);
   ++messages_sent;
   bytes_sent += sizeof s.job_header;
   if (!load) return;
-  check(MPI_Isend(s.state.data(), static_cast<int>(s.state.size()), MPI_BYTE, w + 1, kTagState,
-                  MPI_COMM_WORLD, &s.sends[1]),
-        "MPI_Isend", w + 1, kTagState);
+  transport.isend(s.state.data(), static_cast<int64_t>(s.state.size()), w + 1, kTagState,
+                  s.sends[1]);
   ++messages_sent;
   bytes_sent += static_cast<double>(s.state.size());
 }
 
-void MpiCluster::Impl::await_state(int w, bool saving) {
+void RemoteCluster::Impl::await_state(int w, bool saving) {
   Slot& s = slots[w];
-  const char* what = saving ? "MPI_Irecv of a worker's state" : "MPI_Irecv of a load's answer";
+  const char* what = saving ? "the receive of a worker's state" : "the receive of a load's answer";
   while (true) {
-    wait_request(requests[w], what, w + 1, kTagReply, options.poll_sleep_us, options.timeout_s);
+    wait_request(transport, requests[w], what, w + 1, kTagReply, options.poll_sleep_us,
+                 options.timeout_s);
     ReplyHeader h;
     std::memcpy(&h, s.reply_buffer.data(), sizeof h);
     const size_t trailer_bytes =
@@ -169,11 +167,11 @@ void MpiCluster::Impl::await_state(int w, bool saving) {
       continue;
     }
     if (h.kind != ReplyHeader::kState) {
-      fail("MPI: rank {} answered a {} request with a message of kind {}", w + 1,
+      fail("{}: rank {} answered a {} request with a message of kind {}", transport.name(), w + 1,
            saving ? "save" : "load", h.kind);
     }
     if (!trailer.empty()) {
-      fail("MPI engine: worker {} (rank {}) could not {} its state: {}", w, w + 1,
+      fail("{} engine: worker {} (rank {}) could not {} its state: {}", transport.name(), w, w + 1,
            saving ? "save" : "load", trailer);
     }
     if (saving) receive_state_bytes(w, h.payload_size);
@@ -181,7 +179,7 @@ void MpiCluster::Impl::await_state(int w, bool saving) {
   }
 }
 
-void MpiCluster::Impl::check_loaded(const StateArchive& a, int w) const {
+void RemoteCluster::Impl::check_loaded(const StateArchive& a, int w) const {
   const Slot& s = slots[w];
   if (s.held && (s.lost || s.model->x64.size() != dim)) {
     a.mismatch(fmt::format("worker {}'s held job", w));
@@ -192,7 +190,7 @@ void MpiCluster::Impl::check_loaded(const StateArchive& a, int w) const {
   }
 }
 
-void MpiCluster::Impl::load_worker_states() {
+void RemoteCluster::Impl::load_worker_states() {
   if (!receives_posted) post_receives();
   for (int w = 0; w < workers; ++w) {
     if (!slots[w].lost) send_request(w, JobHeader::kLoad);
@@ -203,15 +201,15 @@ void MpiCluster::Impl::load_worker_states() {
   for (int w = 0; w < workers; ++w) {
     Slot& s = slots[w];
     if (s.deferred_error) {
-      fail("MPI engine: while the run was resumed, rank {} (worker {}): {}", w + 1, w,
-           s.deferred_error->second);
+      fail("{} engine: while the run was resumed, rank {} (worker {}): {}", transport.name(), w + 1,
+           w, s.deferred_error->second);
     }
     if (!s.lost) wait_sends(w, options.timeout_s);  // the state's buffer is free after
     std::string().swap(s.state);
   }
 }
 
-void MpiCluster::Impl::continue_saved_run(Master& master, Cluster& cluster) {
+void RemoteCluster::Impl::continue_saved_run(Master& master, Cluster& cluster) {
   release_held();
   for (int w = 0; w < workers; ++w) {
     Slot& s = slots[w];
@@ -220,12 +218,12 @@ void MpiCluster::Impl::continue_saved_run(Master& master, Cluster& cluster) {
     ++s.rejoins;
     s.losses.back().rejoined = now();
     log_warning(
-        "MPI engine: worker {} (rank {}) was lost when the checkpoint was written; it is back "
+        "{} engine: worker {} (rank {}) was lost when the checkpoint was written; it is back "
         "on this job, with its worker half as the configuration builds it (its state at the "
         "loss was not saved)",
-        w, w + 1);
+        transport.name(), w, w + 1);
     call_master([&] { master.on_rejoined(w, cluster); });
   }
 }
 
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster

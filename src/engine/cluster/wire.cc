@@ -1,4 +1,5 @@
-// The float32 wire conversions (wire.h) and the MPI engine's options (mpi_cluster.h).
+// The tag names and float32 wire conversions (wire.h), and the cluster options
+// (remote_cluster.h).
 #include "wire.h"
 
 #include <algorithm>
@@ -6,9 +7,34 @@
 #include <cstring>
 #include <vector>
 
-#include "pacer/engine/mpi/mpi_cluster.h"
+#include "pacer/engine/cluster/remote_cluster.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
+
+const char* tag_name(int tag) {
+  switch (tag) {
+    case kTagCommand:
+      return "command";
+    case kTagSetup:
+      return "setup";
+    case kTagGo:
+      return "go";
+    case kTagHello:
+      return "hello";
+    case kTagJob:
+      return "job";
+    case kTagModel:
+      return "model";
+    case kTagReply:
+      return "reply";
+    case kTagPayload:
+      return "payload";
+    case kTagState:
+      return "state";
+    default:
+      return "?";
+  }
+}
 
 bool narrow_exact(const double* from, int64_t n, float* to) {
   for (int64_t i = 0; i < n; ++i) {
@@ -50,8 +76,8 @@ const char* inject_name(Inject inject) {
   }
 }
 
-MpiOptions read_mpi_options(const Config& config) {
-  MpiOptions o;
+ClusterOptions read_cluster_options(const Config& config) {
+  ClusterOptions o;
   const std::string inject = config.get_choice("engine.inject", "none", {"none", "delay", "pace"});
   o.inject = inject == "pace" ? Inject::kPace : inject == "delay" ? Inject::kDelay : Inject::kNone;
   const int64_t sleep = config.get_int("engine.poll_sleep_us", o.poll_sleep_us);
@@ -65,10 +91,6 @@ MpiOptions read_mpi_options(const Config& config) {
   o.drain_timeout_s = config.get_double("engine.drain_timeout_s", o.drain_timeout_s);
   if (!(o.drain_timeout_s > 0))
     config.fail_key("engine.drain_timeout_s", "a number of seconds > 0");
-  o.startup_timeout_s = config.get_double("engine.startup_timeout_s", o.startup_timeout_s);
-  if (!(o.startup_timeout_s >= 0) || !std::isfinite(o.startup_timeout_s)) {
-    config.fail_key("engine.startup_timeout_s", "a finite number of seconds >= 0 (0 = no bound)");
-  }
   // Unset means adaptive; no fallback is recorded, so the resolved configuration (config.toml,
   // and what the worker ranks receive) leaves the key out and stays adaptive when run again.
   if (config.has("engine.worker_timeout_s")) {
@@ -82,4 +104,4 @@ MpiOptions read_mpi_options(const Config& config) {
   return o;
 }
 
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster

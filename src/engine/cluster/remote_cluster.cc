@@ -1,13 +1,13 @@
-#include "pacer/engine/mpi/mpi_cluster.h"
+#include "pacer/engine/cluster/remote_cluster.h"
 
 #include "master.h"
 
-namespace pacer::mpi {
+namespace pacer::cluster {
 
 // ---------------------------------------------------------------------------------------------
 // Rank 0: jobs out, replies in, liveness, shutdown.
 
-void MpiCluster::Impl::post_receives() {
+void RemoteCluster::Impl::post_receives() {
   for (int w = 0; w < workers; ++w) {
     post_header_receive(w);
     post_payload_receive(w);
@@ -15,34 +15,27 @@ void MpiCluster::Impl::post_receives() {
   receives_posted = true;
 }
 
-int MpiCluster::Impl::poll() {
+int RemoteCluster::Impl::poll() {
   ++polls;
-  int count = 0;
-  const int rc =
-      MPI_Testsome(2 * workers, requests.data(), &count, indices.data(), statuses.data());
-  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) check(rc, "MPI_Testsome", -1, kTagReply);
-  if (count == MPI_UNDEFINED || count == 0) {
+  const int count = transport.test_some(requests, completed, received);
+  if (count == 0) {
     ++empty_polls;
     return 0;
   }
   for (int k = 0; k < count; ++k) {
-    const int i = indices[k];
+    const int i = completed[k];
     const int w = i % workers;
     const bool header = i < workers;
-    if (rc == MPI_ERR_IN_STATUS) {
-      check(statuses[k].MPI_ERROR, "receive", w + 1, header ? kTagReply : kTagPayload);
-    }
-    int bytes = 0;
-    MPI_Get_count(&statuses[k], MPI_BYTE, &bytes);
-    bytes_received += bytes;
+    const int64_t bytes = received[k].bytes;
+    bytes_received += static_cast<double>(bytes);
     ++messages_received;
     (header ? slots[w].header_done : slots[w].payload_done) = true;
-    if (!header) slots[w].payload_received = bytes;
+    if (!header) slots[w].payload_received = static_cast<int>(bytes);
   }
   return count;
 }
 
-bool MpiCluster::Impl::handle(int w, Master* master, Cluster* cluster) {
+bool RemoteCluster::Impl::handle(int w, Master* master, Cluster* cluster) {
   Slot& s = slots[w];
   if (!s.header_done) return false;
   ReplyHeader h;
@@ -71,41 +64,41 @@ bool MpiCluster::Impl::handle(int w, Master* master, Cluster* cluster) {
       post_header_receive(w);
       return true;
     default:
-      fail("MPI: malformed reply (kind {}) from rank {}", h.kind, w + 1);
+      fail("{}: malformed reply (kind {}) from rank {}", transport.name(), h.kind, w + 1);
   }
 }
 
-void MpiCluster::Impl::readmit(int w, int64_t tag, double round_trip, Master* master,
-                               Cluster* cluster) {
+void RemoteCluster::Impl::readmit(int w, int64_t tag, double round_trip, Master* master,
+                                  Cluster* cluster) {
   Slot& s = slots[w];
   s.lost = false;
   s.busy = false;
   ++s.rejoins;
   if (!s.losses.empty()) s.losses.back().rejoined = now();
-  set_rank_lost(w + 1, false);
+  transport.set_peer_lost(w + 1, false);
   if (master == nullptr) {
     ++s.drained;
     return;
   }
   log_warning(
-      "MPI engine: worker {} (rank {}) answered its job (tag {}) after {:.3g} s, after it had "
+      "{} engine: worker {} (rank {}) answered its job (tag {}) after {:.3g} s, after it had "
       "been declared lost: it is back (that reply is dropped)",
-      w, w + 1, tag, round_trip);
+      transport.name(), w, w + 1, tag, round_trip);
   call_master([&] { master->on_rejoined(w, *cluster); });
 }
 
-double MpiCluster::Impl::worker_deadline() const {
+double RemoteCluster::Impl::worker_deadline() const {
   if (options.worker_timeout_s > 0) return options.worker_timeout_s;
   if (options.worker_timeout_s == 0) return std::numeric_limits<double>::infinity();
   return std::max(kWorkerTimeoutFloorS, kWorkerTimeoutFactor * longest_round_trip);
 }
 
-const char* MpiCluster::Impl::deadline_source() const {
+const char* RemoteCluster::Impl::deadline_source() const {
   return options.worker_timeout_s > 0 ? "engine.worker_timeout_s"
                                       : "adaptive, as engine.worker_timeout_s is unset";
 }
 
-void MpiCluster::Impl::declare_overdue_lost(Master& master, Cluster& cluster) {
+void RemoteCluster::Impl::declare_overdue_lost(Master& master, Cluster& cluster) {
   if (options.worker_timeout_s == 0) return;
   const double deadline = worker_deadline();
   for (int w = 0; w < workers && !master.finished(); ++w) {
@@ -116,22 +109,22 @@ void MpiCluster::Impl::declare_overdue_lost(Master& master, Cluster& cluster) {
   }
 }
 
-void MpiCluster::Impl::declare_lost(int w, double elapsed, double deadline, Master& master,
-                                    Cluster& cluster) {
+void RemoteCluster::Impl::declare_lost(int w, double elapsed, double deadline, Master& master,
+                                       Cluster& cluster) {
   Slot& s = slots[w];
   s.lost = true;
   s.busy = false;
   s.losses.push_back(Loss{.time = now(), .tag = s.tag, .elapsed = elapsed});
-  set_rank_lost(w + 1, true);
+  transport.set_peer_lost(w + 1, true);
   log_warning(
-      "MPI engine: worker {} (rank {}) has not answered its job (tag {}) for {:.3g} s, past the "
+      "{} engine: worker {} (rank {}) has not answered its job (tag {}) for {:.3g} s, past the "
       "worker deadline of {:.3g} s ({}): declared lost at t = {:.3f} s; the run goes on without "
       "it, and it comes back if it answers after all",
-      w, w + 1, s.tag, elapsed, deadline, deadline_source(), now());
+      transport.name(), w, w + 1, s.tag, elapsed, deadline, deadline_source(), now());
   call_master([&] { master.on_lost(w, cluster); });
 }
 
-void MpiCluster::Impl::check_progress(double last_activity) const {
+void RemoteCluster::Impl::check_progress(double last_activity) const {
   bool any_busy = false, any_lost = false;
   for (const Slot& s : slots) {
     any_busy = any_busy || s.busy;
@@ -139,18 +132,18 @@ void MpiCluster::Impl::check_progress(double last_activity) const {
   }
   if (!any_busy && !any_lost && !timer_armed) {
     fail(
-        "MPI engine: the method stalled at t = {:.3f} s: no job is running and the method "
+        "{} engine: the method stalled at t = {:.3f} s: no job is running and the method "
         "has not finished",
-        now());
+        transport.name(), now());
   }
   if (options.timeout_s > 0 && (any_busy || any_lost) &&
       wall_seconds() - last_activity > options.timeout_s) {
-    fail("MPI engine: no reply for {} s (engine.timeout_s); {}", options.timeout_s,
+    fail("{} engine: no reply for {} s (engine.timeout_s); {}", transport.name(), options.timeout_s,
          describe_waiting());
   }
 }
 
-std::string MpiCluster::Impl::describe_waiting() const {
+std::string RemoteCluster::Impl::describe_waiting() const {
   std::string busy, lost;
   for (int w = 0; w < workers; ++w) {
     const Slot& s = slots[w];
@@ -167,31 +160,30 @@ std::string MpiCluster::Impl::describe_waiting() const {
   return out;
 }
 
-void MpiCluster::Impl::wait_sends(int w, double timeout_s) {
+void RemoteCluster::Impl::wait_sends(int w, double timeout_s) {
   Slot& s = slots[w];
-  for (MPI_Request& r : s.sends) {
-    wait_request(r, "MPI_Isend of a job", w + 1, kTagJob, options.poll_sleep_us, timeout_s);
+  for (Request& r : s.sends) {
+    wait_request(transport, r, "the send of a job", w + 1, kTagJob, options.poll_sleep_us,
+                 timeout_s);
   }
-  wait_request(s.stop_send, "MPI_Isend of a stop", w + 1, kTagJob, options.poll_sleep_us,
+  wait_request(transport, s.stop_send, "the send of a stop", w + 1, kTagJob, options.poll_sleep_us,
                timeout_s);
 }
 
-void MpiCluster::Impl::send_stop(int w, StopStatus status, double limit) {
+void RemoteCluster::Impl::send_stop(int w, StopStatus status, double limit) {
   Slot& s = slots[w];
   s.stopped_lost = s.lost;
-  if (s.lost && rank_known_dead(w + 1)) return;
+  if (s.lost && transport.peer_known_dead(w + 1)) return;
   if (!s.lost) wait_sends(w, limit);
   s.stop_header = JobHeader{.kind = JobHeader::kStop,
                             .stop_status = static_cast<int64_t>(status),
                             .lost = s.lost ? 1 : 0};
-  check(MPI_Isend(&s.stop_header, sizeof s.stop_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
-                  &s.stop_send),
-        "MPI_Isend", w + 1, kTagJob);
+  transport.isend(&s.stop_header, sizeof s.stop_header, w + 1, kTagJob, s.stop_send);
   ++messages_sent;
   bytes_sent += sizeof s.stop_header;
 }
 
-void MpiCluster::Impl::drain(double deadline) {
+void RemoteCluster::Impl::drain(double deadline) {
   double next_check = wall_seconds() + kLivenessCheckS;
   while (true) {
     bool done = true;
@@ -203,7 +195,7 @@ void MpiCluster::Impl::drain(double deadline) {
         next_check = wall_seconds() + kLivenessCheckS;
         lose_dead_at_shutdown();
       }
-      poll_sleep(options.poll_sleep_us);
+      transport.idle(options.poll_sleep_us);
       continue;
     }
     for (int w = 0; w < workers; ++w) {
@@ -213,30 +205,30 @@ void MpiCluster::Impl::drain(double deadline) {
   }
 }
 
-void MpiCluster::Impl::lose_dead_at_shutdown() {
+void RemoteCluster::Impl::lose_dead_at_shutdown() {
   for (int w = 0; w < workers; ++w) {
     Slot& s = slots[w];
-    if (s.said_bye || s.stopped_lost || !rank_known_dead(w + 1)) continue;
+    if (s.said_bye || s.stopped_lost || !transport.peer_known_dead(w + 1)) continue;
     s.lost = s.stopped_lost = true;
     s.losses.push_back(Loss{.time = now(), .tag = -1, .elapsed = 0});
-    set_rank_lost(w + 1, true);
+    transport.set_peer_lost(w + 1, true);
     log_warning(
-        "MPI engine: the process of worker {} (rank {}) ended before it acknowledged the stop: "
+        "{} engine: the process of worker {} (rank {}) ended before it acknowledged the stop: "
         "declared lost",
-        w, w + 1);
+        transport.name(), w, w + 1);
   }
 }
 
-std::string MpiCluster::Impl::finish_stop(double limit) {
+std::string RemoteCluster::Impl::finish_stop(double limit) {
   std::string missing;
   for (int w = 0; w < workers; ++w) {
     Slot& s = slots[w];
     if (s.stopped_lost) {
       // Back during the drain: its stop says lost, so it sends nothing more. Still lost: its
-      // receives stay posted and its buffers kept (~MpiCluster).
+      // receives stay posted and its buffers kept (~RemoteCluster).
       if (!s.lost) {
-        cancel_receive(requests[w]);
-        cancel_receive(requests[workers + w]);
+        transport.cancel(requests[w]);
+        transport.cancel(requests[workers + w]);
       }
       continue;
     }
@@ -244,20 +236,20 @@ std::string MpiCluster::Impl::finish_stop(double limit) {
       missing += fmt::format("{}{}", missing.empty() ? "" : ", ", w + 1);
       continue;
     }
-    cancel_receive(requests[workers + w]);  // no message follows a goodbye
+    transport.cancel(requests[workers + w]);  // no message follows a goodbye
     wait_sends(w, limit);
   }
   return missing;
 }
 
-bool MpiCluster::Impl::any_stopped_lost() const {
+bool RemoteCluster::Impl::any_stopped_lost() const {
   for (const Slot& s : slots) {
     if (s.stopped_lost) return true;
   }
   return false;
 }
 
-std::shared_ptr<MpiCluster::Impl::Snapshot> MpiCluster::Impl::snapshot_for(int64_t tag) {
+std::shared_ptr<RemoteCluster::Impl::Snapshot> RemoteCluster::Impl::snapshot_for(int64_t tag) {
   if (current && current->tag == tag) return current;
   current.reset();
   release_sent_models();
@@ -270,42 +262,35 @@ std::shared_ptr<MpiCluster::Impl::Snapshot> MpiCluster::Impl::snapshot_for(int64
   return current;
 }
 
-void MpiCluster::Impl::release_sent_models() {
+void RemoteCluster::Impl::release_sent_models() {
   for (Slot& s : slots) {
     if (s.model && !s.held && sends_complete(s)) s.model.reset();
   }
 }
 
-bool MpiCluster::Impl::sends_complete(Slot& s) {
-  for (MPI_Request& r : s.sends) {
-    int done = 1;
-    if (r != MPI_REQUEST_NULL)
-      check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test", -1, kTagJob);
-    if (!done) return false;
+bool RemoteCluster::Impl::sends_complete(Slot& s) {
+  for (Request& r : s.sends) {
+    if (!transport.test(r, "the send of a job")) return false;
   }
   return true;
 }
 
-void MpiCluster::Impl::send_job(int w) {
+void RemoteCluster::Impl::send_job(int w) {
   Slot& s = slots[w];
   wait_sends(w, options.timeout_s);  // a save request's header may still be out
   if (!s.model->has(s.reads)) s.model->fill(s.reads, s.model->x64);  // a held job: from its doubles
   const int64_t value_bytes = s.reads == Precision::kFloat32 ? 4 : 8;
   s.job_header = JobHeader{
       .kind = JobHeader::kJob, .tag = s.tag, .model_size = dim, .model_bytes = value_bytes};
-  check(MPI_Isend(&s.job_header, sizeof s.job_header, MPI_BYTE, w + 1, kTagJob, MPI_COMM_WORLD,
-                  &s.sends[0]),
-        "MPI_Isend", w + 1, kTagJob);
-  check(MPI_Isend(s.model->data(s.reads), static_cast<int>(value_bytes * dim), MPI_BYTE, w + 1,
-                  kTagModel, MPI_COMM_WORLD, &s.sends[1]),
-        "MPI_Isend", w + 1, kTagModel);
+  transport.isend(&s.job_header, sizeof s.job_header, w + 1, kTagJob, s.sends[0]);
+  transport.isend(s.model->data(s.reads), value_bytes * dim, w + 1, kTagModel, s.sends[1]);
   messages_sent += 2;
   bytes_sent += static_cast<double>(sizeof s.job_header + value_bytes * dim);
   if (value_bytes == 4) ++float32_jobs;
   s.assigned_at = now();
 }
 
-void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
+void RemoteCluster::Impl::losses_to_json(nlohmann::json& out) const {
   std::vector<bool> lost;
   std::vector<int64_t> losses, rejoins;
   nlohmann::json last_loss = nlohmann::json::array(), list = nlohmann::json::array();
@@ -329,7 +314,7 @@ void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
                           : options.worker_timeout_s == 0 ? "off"
                                                           : "adaptive";
   out["worker_deadline_s"] = options.worker_timeout_s == 0 ? 0.0 : worker_deadline();
-  out["launched_with_recovery"] = launched_with_recovery();
+  out["launched_with_recovery"] = transport.survives_dead_worker();
   out["lost_per_worker"] = lost;
   out["losses_per_worker"] = losses;
   out["rejoins_per_worker"] = rejoins;
@@ -337,14 +322,15 @@ void MpiCluster::Impl::losses_to_json(nlohmann::json& out) const {
   out["losses"] = list;
 }
 
-MpiCluster::MpiCluster(const MpiOptions& options, int workers, int64_t dim)
-    : impl_(std::make_unique<Impl>(options, workers, dim)) {
-  PACER_CHECK(active() && rank() == 0 && workers > 0 && dim > 0);
+RemoteCluster::RemoteCluster(Transport& transport, const ClusterOptions& options, int workers,
+                             int64_t dim)
+    : impl_(std::make_unique<Impl>(transport, options, workers, dim)) {
+  PACER_CHECK(transport.rank() == 0 && transport.size() == workers + 1 && workers > 0 && dim > 0);
   PACER_CHECK(dim <= kMaxDim);
   impl_->start = wall_seconds();
 }
 
-MpiCluster::~MpiCluster() {
+RemoteCluster::~RemoteCluster() {
   if (!impl_->shut_down) {
     try {
       shutdown(StopStatus::kError);
@@ -352,42 +338,45 @@ MpiCluster::~MpiCluster() {
       log_warning("{}", e.what());
     }
   }
-  // A worker lost at shutdown may still be sent to and may still send: MPI may read the stop and
-  // job buffers and write into the posted receives until the process ends, so they are kept.
+  // A worker lost at shutdown may still be sent to and may still send: the transport may read the
+  // stop and job buffers and write into the posted receives until the process ends, so they are
+  // kept.
   static std::vector<std::unique_ptr<Impl>> kept;
   if (impl_->any_stopped_lost()) kept.push_back(std::move(impl_));
 }
 
-int MpiCluster::num_workers() const { return impl_->workers; }
-double MpiCluster::now() const { return impl_->now(); }
+int RemoteCluster::num_workers() const { return impl_->workers; }
+double RemoteCluster::now() const { return impl_->now(); }
 
-void MpiCluster::exclude_time(double seconds) {
+void RemoteCluster::exclude_time(double seconds) {
   PACER_CHECK(seconds >= 0);
   impl_->start += seconds;
 }
 // Inside hook->write(), the run's clock at the cut (what the checkpoint records).
-double MpiCluster::end_time() const { return impl_->writing ? impl_->cut_time : impl_->end_time; }
-bool MpiCluster::busy(int worker) const { return impl_->slots[worker].busy; }
-bool MpiCluster::alive(int worker) const { return !impl_->slots[worker].lost; }
+double RemoteCluster::end_time() const {
+  return impl_->writing ? impl_->cut_time : impl_->end_time;
+}
+bool RemoteCluster::busy(int worker) const { return impl_->slots[worker].busy; }
+bool RemoteCluster::alive(int worker) const { return !impl_->slots[worker].lost; }
 
-void MpiCluster::set_timer(double time) {
+void RemoteCluster::set_timer(double time) {
   impl_->timer_at = time;
   impl_->timer_armed = true;
 }
 
-void MpiCluster::cancel(int /*worker*/) {
-  PACER_CHECK(!"the MPI engine cannot cancel jobs (can_cancel() is false)");
+void RemoteCluster::cancel(int /*worker*/) {
+  PACER_CHECK(!"the cluster protocol cannot cancel jobs (can_cancel() is false)");
 }
 
-void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
+void RemoteCluster::assign(int worker, const Job& job, const Vec& x) {
   Impl& m = *impl_;
   PACER_CHECK(worker >= 0 && worker < m.workers);
   Impl::Slot& s = m.slots[worker];
   PACER_CHECK(m.started && !s.busy && !s.lost && !m.shut_down);
   PACER_CHECK(x.size() == m.dim);
   if (s.failed) {
-    fail("MPI engine: worker {} (rank {}) failed earlier in this run ({}) and takes no more jobs",
-         worker, worker + 1, s.error);
+    fail("{} engine: worker {} (rank {}) failed earlier in this run ({}) and takes no more jobs",
+         m.transport.name(), worker, worker + 1, s.error);
   }
   const double begin = wall_seconds();
   // The previous job's sends have long been matched (the worker has replied since).
@@ -398,7 +387,7 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   s.was_held = m.drain_if_due();
   if (s.was_held) {
     s.model->fill(Precision::kFloat64, x);  // a held job is checkpointed in double
-    s.held = true;                          // sent once the checkpoint is written (mpi_cluster.h)
+    s.held = true;  // sent once the checkpoint is written (remote_cluster.h)
   } else {
     s.model->fill(s.reads, x);
     m.send_job(worker);
@@ -406,18 +395,18 @@ void MpiCluster::assign(int worker, const Job& job, const Vec& x) {
   m.assign_time += wall_seconds() - begin;
 }
 
-void MpiCluster::set_checkpoint_hook(CheckpointHook* hook) {
+void RemoteCluster::set_checkpoint_hook(CheckpointHook* hook) {
   PACER_CHECK(!impl_->started);
   impl_->hook = hook;
 }
-bool MpiCluster::can_checkpoint_now() const { return impl_->writing; }
-void MpiCluster::checkpoint(StateArchive& a) { impl_->checkpoint(a); }
+bool RemoteCluster::can_checkpoint_now() const { return impl_->writing; }
+void RemoteCluster::checkpoint(StateArchive& a) { impl_->checkpoint(a); }
 
-MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
+RemoteCluster::Outcome RemoteCluster::run(Master& master, double max_time) {
   // Every worker rank has set up its run by now (begin_run waited for their reports).
-  log_debug("MPI: the run starts on {} workers", num_workers());
+  log_debug("{}: the run starts on {} workers", impl_->transport.name(), num_workers());
   static bool warned = false;
-  if (!warned && impl_->options.worker_timeout_s != 0 && !launched_with_recovery()) {
+  if (!warned && impl_->options.worker_timeout_s != 0 && !impl_->transport.survives_dead_worker()) {
     warned = true;
     log_warning(
         "MPI engine: this job was not launched with `mpirun --enable-recovery`, so if a worker "
@@ -433,7 +422,7 @@ MpiCluster::Outcome MpiCluster::run(Master& master, double max_time) {
   }
 }
 
-MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
+RemoteCluster::Outcome RemoteCluster::run_loop(Master& master, double max_time) {
   Impl& m = *impl_;
   PACER_CHECK(!m.started && !m.shut_down);
   m.started = true;
@@ -474,14 +463,14 @@ MpiCluster::Outcome MpiCluster::run_loop(Master& master, double max_time) {
     m.declare_overdue_lost(master, *this);
     if (arrived == 0 && !master.finished()) {
       m.check_progress(last_activity);
-      poll_sleep(m.options.poll_sleep_us);
+      m.transport.idle(m.options.poll_sleep_us);
     }
   }
   m.end_time = m.now();
   return outcome;
 }
 
-void MpiCluster::shutdown(StopStatus status, double timeout_s) {
+void RemoteCluster::shutdown(StopStatus status, double timeout_s) {
   Impl& m = *impl_;
   if (m.shut_down) return;
   m.shut_down = true;
@@ -497,27 +486,27 @@ void MpiCluster::shutdown(StopStatus status, double timeout_s) {
     m.have_reports = missing.empty();
     if (!missing.empty()) {
       problem = fmt::format(
-          "MPI engine: ranks {} did not acknowledge the stop within {} s (engine.drain_timeout_s)",
-          missing, limit);
+          "{} engine: ranks {} did not acknowledge the stop within {} s (engine.drain_timeout_s)",
+          m.transport.name(), missing, limit);
     }
   } catch (const Error& e) {
     problem = e.what();
   }
   if (!problem.empty()) {
-    // Ranks that cannot be stopped cleanly would hang MPI_Finalize: end the whole job.
+    // Ranks that cannot be stopped cleanly would hang the job's end (MPI_Finalize): end it all.
     if (m.run_error.empty()) {
       std::fprintf(stderr, "pacer: error: %s; aborting the job\n", problem.c_str());
     } else {
       std::fprintf(stderr, "pacer: error: %s; then, stopping the workers: %s; aborting the job\n",
                    m.run_error.c_str(), problem.c_str());
     }
-    abort_job(1);
+    m.transport.abort_job(1);
   }
 }
 
-void MpiCluster::to_json(nlohmann::json& out) const {
+void RemoteCluster::to_json(nlohmann::json& out) const {
   const Impl& m = *impl_;
-  out["engine"] = "mpi";
+
   out["ranks"] = m.workers + 1;
   out["inject"] = inject_name(m.options.inject);
   out["poll_sleep_us"] = m.options.poll_sleep_us;
@@ -591,4 +580,4 @@ void MpiCluster::to_json(nlohmann::json& out) const {
   }
 }
 
-}  // namespace pacer::mpi
+}  // namespace pacer::cluster
