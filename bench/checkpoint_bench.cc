@@ -1,6 +1,6 @@
 // What default checkpointing costs (issue #27): the README's main job (pacer compare
 // configs/fashion-mnist.toml over the main job's methods) with the default checkpoints
-// (checkpoint.every_s = 60, experiment/checkpoint.h) and with checkpoints off (every_s = 0,
+// (checkpoint.every_s = 60, run/checkpoint.h) and with checkpoints off (every_s = 0,
 // every_steps = 0), side by side in one process.
 //
 // Each round runs the comparison once per setting, in turn, the order turning from round to
@@ -28,7 +28,7 @@
 #include "pacer/core/error.h"
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
-#include "pacer/experiment/compare.h"
+#include "pacer/study/compare.h"
 #include "side_by_side.h"
 
 namespace pacer {

@@ -1,5 +1,5 @@
 // What judging targets on F costs (issue #24): the same comparison with the default criterion,
-// the full training loss F resolved to the step (target.on = "full", experiment/target_watch.h),
+// the full training loss F resolved to the step (target.on = "full", run/target_watch.h),
 // and with the reported minibatch loss (target.on = "train"), side by side in one process.
 //
 // Each round runs the comparison once per criterion, in turn, so that both see the same machine
@@ -26,7 +26,7 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
-#include "pacer/experiment/compare.h"
+#include "pacer/study/compare.h"
 #include "side_by_side.h"
 
 namespace pacer {

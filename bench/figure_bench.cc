@@ -24,8 +24,8 @@
 #include "pacer/core/config.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
-#include "pacer/experiment/experiment.h"
-#include "pacer/experiment/plot.h"
+#include "pacer/run/experiment.h"
+#include "pacer/report/plot.h"
 
 namespace pacer {
 namespace {

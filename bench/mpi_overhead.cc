@@ -46,7 +46,7 @@
 #include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/mpi_engine.h"
 #include "pacer/engine/mpi/runtime.h"
-#include "pacer/experiment/experiment.h"
+#include "pacer/run/experiment.h"
 #include "pacer/method/method.h"
 #include "pacer/timing/timing_model.h"
 

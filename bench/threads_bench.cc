@@ -31,7 +31,7 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
-#include "pacer/experiment/compare.h"
+#include "pacer/study/compare.h"
 #include "side_by_side.h"
 
 namespace pacer {

@@ -32,11 +32,11 @@
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/engine/registry.h"
-#include "pacer/experiment/advise.h"
-#include "pacer/experiment/compare.h"
-#include "pacer/experiment/experiment.h"
-#include "pacer/experiment/fit_report.h"
-#include "pacer/experiment/sweep.h"
+#include "pacer/study/advise.h"
+#include "pacer/study/compare.h"
+#include "pacer/run/experiment.h"
+#include "pacer/report/fit_report.h"
+#include "pacer/study/sweep.h"
 
 namespace py = pybind11;
 

@@ -1,4 +1,4 @@
-// Studies that survive interruption (experiment/earlier_run.h): pacer compare, sweep and advise
+// Studies that survive interruption (run/earlier_run.h): pacer compare, sweep and advise
 // given the same command and --out again reuse the runs that finished and resume the one that was
 // interrupted, and end with the outputs of an uninterrupted command; a changed command starts its
 // runs afresh; an interrupted command prints the command that continues it.

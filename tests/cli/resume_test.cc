@@ -1,4 +1,4 @@
-// Checkpoints and `pacer run --resume` (experiment/checkpoint.h): a simulator run killed with
+// Checkpoints and `pacer run --resume` (run/checkpoint.h): a simulator run killed with
 // SIGKILL at a checkpoint, or with no checkpoint keys set before its first (default) checkpoint,
 // and resumed gives log.csv and summary.json byte for byte those of the uninterrupted run, for
 // every method; a damaged checkpoint or a changed configuration is refused.

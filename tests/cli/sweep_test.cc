@@ -1,7 +1,7 @@
-// pacer sweep (experiment/sweep.h): a comparison in every cell of a grid, run in parallel
+// pacer sweep (study/sweep.h): a comparison in every cell of a grid, run in parallel
 // processes; the outputs do not depend on how many run at once, and each cell is the comparison
 // pacer compare gives for the cell's keys.
-#include "pacer/experiment/sweep.h"
+#include "pacer/study/sweep.h"
 
 #include <gtest/gtest.h>
 

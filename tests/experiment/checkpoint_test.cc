@@ -1,6 +1,6 @@
-// The checkpoint file (experiment/checkpoint.h): what is written is read back whole; a truncated,
+// The checkpoint file (run/checkpoint.h): what is written is read back whole; a truncated,
 // corrupt or foreign file is refused naming it; and the configuration keys a resume may change.
-#include "pacer/experiment/checkpoint.h"
+#include "pacer/run/checkpoint.h"
 
 #include <gtest/gtest.h>
 

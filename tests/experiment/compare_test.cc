@@ -1,7 +1,7 @@
 // Fair comparisons (DESIGN.md section 6, issue "comparisons a researcher can trust"): targets on
 // the evaluated F where the reported loss cannot speak for it, evaluation on a time schedule and
 // at the end, equal budgets, censored seeds, tuning on disjoint seeds, deterministic reports.
-#include "pacer/experiment/compare.h"
+#include "pacer/study/compare.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
-#include "pacer/experiment/experiment.h"
-#include "pacer/experiment/recorder.h"
+#include "pacer/run/experiment.h"
+#include "pacer/run/recorder.h"
 #include "test_util.h"
 
 namespace pacer {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "pacer/core/config.h"
-#include "pacer/experiment/experiment.h"
+#include "pacer/run/experiment.h"
 #include "test_util.h"
 
 namespace pacer {

@@ -13,10 +13,10 @@
 #include <set>
 #include <sstream>
 
-#include "pacer/experiment/comparison.h"
-#include "pacer/experiment/figure_data.h"
-#include "pacer/experiment/figure_palette.h"
-#include "pacer/experiment/plot.h"
+#include "pacer/report/comparison.h"
+#include "pacer/report/figure_data.h"
+#include "pacer/report/figure_palette.h"
+#include "pacer/report/plot.h"
 #include "pacer/method/method.h"
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 // The job log (jobs.csv) and the attribution of waiting (decisive workers), on simulated runs
 // whose every job time is known in advance: fixed compute times, free messages.
-#include "pacer/experiment/job_log.h"
+#include "pacer/report/job_log.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pacer/core/config.h"
-#include "pacer/experiment/experiment.h"
+#include "pacer/run/experiment.h"
 #include "pacer/timing/trace.h"
 #include "test_util.h"
 

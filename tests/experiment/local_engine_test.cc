@@ -14,7 +14,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
-#include "pacer/experiment/experiment.h"
+#include "pacer/run/experiment.h"
 #include "test_util.h"
 
 namespace pacer {

@@ -1,6 +1,6 @@
-// Estimates over seeds (experiment/statistics.h): intervals that stay within the quantity's range,
+// Estimates over seeds (report/statistics.h): intervals that stay within the quantity's range,
 // paired ratios, and the seeds a tie would need.
-#include "pacer/experiment/statistics.h"
+#include "pacer/report/statistics.h"
 
 #include <gtest/gtest.h>
 

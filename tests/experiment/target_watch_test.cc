@@ -1,7 +1,7 @@
-// Targets judged on F (experiment/target_watch.h, target_estimate.h): the watch finds the step
+// Targets judged on F (run/target_watch.h, target_estimate.h): the watch finds the step
 // evaluating F at every step finds, at a fraction of the cost; its estimates are unbiased with
 // the standard error they state; and its outputs do not depend on the number of threads.
-#include "pacer/experiment/target_watch.h"
+#include "pacer/run/target_watch.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "pacer/core/config.h"
-#include "pacer/experiment/experiment.h"
-#include "pacer/experiment/target_estimate.h"
+#include "pacer/run/experiment.h"
+#include "pacer/run/target_estimate.h"
 #include "test_util.h"
 
 namespace pacer {

@@ -4,7 +4,7 @@
 // rounded window, the Chrome trace is what a trace-event reader needs, bad input is an Error
 // naming file, line and column, and the same input gives the same files. Without gnuplot the PNG
 // checks are skipped.
-#include "pacer/experiment/timeline.h"
+#include "pacer/report/timeline.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// The one verdict rule (experiment/verdict.h), on hand-made comparisons: best only with every seed
+// The one verdict rule (report/verdict.h), on hand-made comparisons: best only with every seed
 // reached and every other method's paired interval above 1; undecided, with what would decide it,
 // otherwise; nothing when no method reached the target everywhere.
-#include "pacer/experiment/verdict.h"
+#include "pacer/report/verdict.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -25,8 +25,9 @@ namespace fs = std::filesystem;
 //   core -> data -> model (-> model_torch), and timing, coding (both on core only) -> method
 //   (model, timing, coding) -> engine (the interface every engine implements) -> engine_sim, and
 //   engine_cluster (the message protocol over a transport) -> engine_local, engine_mpi (no engine
-//   knows another) -> engines (the registry) -> experiment (engines, model, model_torch) -> tools
-//   (the pacer program).
+//   knows another) -> engines (the registry); method -> report (results, statistics, verdicts,
+//   figures: runs nothing) -> run (one run: report, engines, model, model_torch) -> study (many
+//   runs) -> tools (the pacer program).
 // A layer may include its own headers and those of every layer it reaches through these edges
 // (the transitive closure), nothing else. When a pacer_layer's DEPS change, change this table.
 const std::map<std::string, std::vector<std::string>> kLayerDeps = {
@@ -43,8 +44,10 @@ const std::map<std::string, std::vector<std::string>> kLayerDeps = {
     {"engine_local", {"engine_cluster"}},
     {"engine_mpi", {"engine_cluster"}},
     {"engines", {"engine_sim", "engine_local", "engine_mpi"}},
-    {"experiment", {"engines", "model", "model_torch"}},
-    {"tools", {"experiment"}},
+    {"report", {"method"}},
+    {"run", {"report", "engines", "model", "model_torch"}},
+    {"study", {"run"}},
+    {"tools", {"study"}},
 };
 
 // Which layer a file of the tree belongs to: the longest matching path prefix wins.
@@ -75,10 +78,14 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"src/engine/local/", "engine_local"},
     {"include/pacer/engine/mpi/", "engine_mpi"},
     {"src/engine/mpi/", "engine_mpi"},
-    {"include/pacer/experiment/", "experiment"},
-    {"src/experiment/", "experiment"},
+    {"include/pacer/report/", "report"},
+    {"src/report/", "report"},
+    {"include/pacer/run/", "run"},
+    {"src/run/", "run"},
+    {"include/pacer/study/", "study"},
+    {"src/study/", "study"},
     {"tools/", "tools"},
-    {"python/", "tools"},  // the Python package's extension module: a program over experiment
+    {"python/", "tools"},  // the Python package's extension module: a program over study
 };
 
 // Third-party headers that only one layer may include: the layers above reach MPI and libtorch
@@ -236,7 +243,7 @@ TEST(Layering, TreeIncludesOnlyHeadersOfKnownLayers) {
   // Every layer of the table has files (except the optional ones), so a renamed folder that the
   // table no longer matches is noticed.
   for (const char* l : {"core", "data", "model", "timing", "coding", "method", "engine_sim",
-                        "experiment", "tools"}) {
+                        "engine_cluster", "engine_local", "report", "run", "study", "tools"}) {
     EXPECT_TRUE(layers_seen.count(l)) << "no file of layer " << l << " found: is kFolders stale?";
   }
 }
@@ -251,28 +258,32 @@ TEST(Layering, CheckerFlagsWhatTheTableForbids) {
   };
   const auto up =
       check_file(root, "src/core/fake.cc",
-                 "// x\n#include <vector>\n#include \"pacer/experiment/experiment.h\"\n");
+                 "// x\n#include <vector>\n#include \"pacer/run/experiment.h\"\n");
   ASSERT_EQ(up.size(), 1u);
   EXPECT_EQ(up[0],
-            "src/core/fake.cc:3: #include \"pacer/experiment/experiment.h\": layer core may not "
-            "include a header of layer experiment (it knows only: core)");
+            "src/core/fake.cc:3: #include \"pacer/run/experiment.h\": layer core may not include a "
+            "header of layer run (it knows only: core)");
+  // A run may not know the studies above it, nor report the run that draws through it.
+  EXPECT_EQ(count("src/run/fake.cc", "#include \"pacer/study/compare.h\"\n"), 1u);
+  EXPECT_EQ(count("src/report/fake.cc", "#include \"pacer/run/recorder.h\"\n"), 1u);
+  EXPECT_EQ(count("src/report/fake.cc", "#include \"pacer/engine/registry.h\"\n"), 1u);
   EXPECT_EQ(count("src/timing/fake.cc", "#include \"pacer/coding/placement.h\"\n"), 1u);
   EXPECT_EQ(count("include/pacer/data/fake.h", "  #  include <pacer/model/model.h>\n"), 1u);
   EXPECT_EQ(count("src/engine/sim/fake.cc", "#include \"pacer/engine/mpi/runtime.h\"\n"), 1u);
   EXPECT_EQ(count("src/method/fake.cc", "#include \"pacer/model/torch_models.h\"\n"), 1u);
-  EXPECT_EQ(count("src/experiment/fake.cc", "#include <mpi.h>\n"), 1u);
+  EXPECT_EQ(count("src/run/fake.cc", "#include <mpi.h>\n"), 1u);
   EXPECT_EQ(count("include/pacer/model/torch_models.h", "#include <torch/torch.h>\n"), 0u);
   EXPECT_EQ(count("src/model/fake.cc", "#include <torch/torch.h>\n"), 1u);
   EXPECT_EQ(count("include/pacer/fake.h", "#include <vector>\n"), 1u);  // in no layer
   EXPECT_EQ(
-      count("src/experiment/fake.cc",
+      count("src/run/fake.cc",
             "#include \"pacer/core/config.h\"\n#include \"pacer/engine/sim/simulator.h\"\n"
             "#include \"pacer/engine/mpi/runtime.h\"\n#include \"pacer/model/torch_models.h\"\n"),
       0u);
   EXPECT_EQ(count("src/method/fake.cc",
                   "#include \"coded.h\"\n#include \"pacer/timing/timing_model.h\"\n"),
             0u);
-  EXPECT_EQ(count("tools/pacer/fake.cc", "#include \"pacer/experiment/experiment.h\"\n"), 0u);
+  EXPECT_EQ(count("tools/pacer/fake.cc", "#include \"pacer/run/experiment.h\"\n"), 0u);
   EXPECT_EQ(count("src/model/torch/fake.cc", "#include \"../internal.h\"\n"), 0u);
   EXPECT_EQ(count("src/data/fake.cc", "#include \"../method/coded.h\"\n"), 1u);
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "pacer/core/config.h"
-#include "pacer/experiment/advise.h"
-#include "pacer/experiment/compare.h"
+#include "pacer/study/advise.h"
+#include "pacer/study/compare.h"
 
 namespace pacer::cli {
 
@@ -88,7 +88,7 @@ std::string command_line(int argc, char** argv);
 
 int command_compare(const ConfigArgs& args, const std::string& methods, CompareOptions options);
 
-// `pacer sweep` (experiment/sweep.h): every cell is a `pacer compare` process of this executable
+// `pacer sweep` (study/sweep.h): every cell is a `pacer compare` process of this executable
 // with the cell's keys added as --set, run side by side, up to --jobs at once.
 int command_sweep(const ConfigArgs& args, const std::string& methods, const CompareOptions& options,
                   const SweepArgs& sweep);
@@ -97,7 +97,7 @@ int command_data_info(const std::string& path);
 
 int command_fit(const std::string& trace, const std::string& out_dir);
 
-// `pacer stragglers INPUT` (experiment/stragglers_report.h): the per-worker straggler report of a
+// `pacer stragglers INPUT` (report/stragglers_report.h): the per-worker straggler report of a
 // run folder, a jobs.csv or a trace.
 int command_stragglers(const std::string& input, const std::string& out_dir, int top);
 

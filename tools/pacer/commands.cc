@@ -25,14 +25,14 @@
 #include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
 #include "pacer/engine/registry.h"
-#include "pacer/experiment/advise.h"
-#include "pacer/experiment/compare.h"
-#include "pacer/experiment/experiment.h"
-#include "pacer/experiment/fit_report.h"
-#include "pacer/experiment/job_log.h"
-#include "pacer/experiment/stragglers_report.h"
-#include "pacer/experiment/sweep.h"
-#include "pacer/experiment/timeline.h"
+#include "pacer/study/advise.h"
+#include "pacer/study/compare.h"
+#include "pacer/run/experiment.h"
+#include "pacer/report/fit_report.h"
+#include "pacer/report/job_log.h"
+#include "pacer/report/stragglers_report.h"
+#include "pacer/study/sweep.h"
+#include "pacer/report/timeline.h"
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
@@ -318,7 +318,7 @@ static std::string simulated_engine(const Config& config, const char* command, c
   return engine;
 }
 
-// `pacer sweep` (experiment/sweep.h): every cell is a `pacer compare` process of this executable
+// `pacer sweep` (study/sweep.h): every cell is a `pacer compare` process of this executable
 // with the cell's keys added as --set, run side by side, up to --jobs at once.
 int command_sweep(const ConfigArgs& args, const std::string& methods, const CompareOptions& options,
                   const SweepArgs& sweep) {
@@ -411,7 +411,7 @@ int command_fit(const std::string& trace, const std::string& out_dir) {
   return 0;
 }
 
-// `pacer stragglers INPUT` (experiment/stragglers_report.h): the per-worker straggler report of a
+// `pacer stragglers INPUT` (report/stragglers_report.h): the per-worker straggler report of a
 // run folder, a jobs.csv or a trace.
 int command_stragglers(const std::string& input, const std::string& out_dir, int top) {
   if (top < 1) fail("--top {}: expected at least 1 worker", top);

@@ -27,7 +27,7 @@
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/engine/registry.h"
-#include "pacer/experiment/experiment.h"
+#include "pacer/run/experiment.h"
 
 namespace pacer::cli {
 namespace {

@@ -1,4 +1,4 @@
-// A run's state in binary, for checkpoints (include/pacer/experiment/checkpoint.h).
+// A run's state in binary, for checkpoints (include/pacer/run/checkpoint.h).
 //
 // Every stateful component has one function that visits its state both ways,
 //     void checkpoint(StateArchive& a) { a.section("sync_master"); a.io(step_); a.io(messages_); }

@@ -68,7 +68,7 @@ class EngineRun {
   // summary.json's engine_stats.
   virtual void stats(nlohmann::json& out) const = 0;
 
-  // Checkpoints (experiment/checkpoint.h). With a hook set, run() asks hook->due() at every
+  // Checkpoints (run/checkpoint.h). With a hook set, run() asks hook->due() at every
   // quiet point and, when it is, calls hook->write() at a quiet point soon after (at once on the
   // simulator; on MPI once the jobs in flight have come back, see mpi_engine.h). A quiet point is
   // a moment at which the whole run's state is consistent: between two events, outside every
