@@ -25,6 +25,7 @@
 #include "pacer/core/stats.h"
 #include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/runtime.h"
+#include "pacer/engine/worker_statistics.h"
 #include "wire.h"
 
 namespace pacer::mpi {
@@ -402,6 +403,9 @@ struct MpiCluster::Impl {
   // afresh on this job).
   void continue_saved_run(Master& master, Cluster& cluster);
 
+  // engine_stats (mpi_cluster.h, to_json): every worker's statistics as every engine writes them
+  // (engine/worker_statistics.h), and the MPI engine's own keys on losses.
+  EngineWorkerStatistics worker_statistics() const;
   void losses_to_json(nlohmann::json& out) const;
 
   MpiOptions options;
