@@ -10,7 +10,6 @@
 #include <benchmark/benchmark.h>
 
 #include <memory>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -66,8 +65,8 @@ void BM_SimulatedUpdates(benchmark::State& state, const std::string& name) {
     for (int i = 0; i < kWorkers; ++i) workers.push_back(method->make_worker(i));
     Simulator simulator(*timing, CommModel{}, 1);
     simulator.run(*master, workers);
-    const std::vector<int64_t>& jobs = simulator.stats().jobs_completed;
-    arrivals += std::accumulate(jobs.begin(), jobs.end(), int64_t{0});
+    for (const WorkerStatistics& w : simulator.stats().workers.workers)
+      arrivals += w.jobs_completed;
     benchmark::DoNotOptimize(trainer.x().data());
   }
   state.SetItemsProcessed(state.iterations() * kUpdates);

@@ -10,12 +10,13 @@
 //                 0.5: worker 2 is declared lost once (on_lost with alive() false and the worker
 //                 idle) while the others go on, its late reply is not delivered but brings it back
 //                 (on_rejoined, alive and idle), and the jobs it is given then are answered;
-//                 engine_stats counts one loss and one rejoin and no worker lost at the end;
+//                 engine_stats counts one loss and one rejoin, no worker lost at the end, and
+//                 the dropped job as cancelled, and has every key of kWorkerStatisticsKeys;
 //   drain         worker 2 takes 0.5 s per job (inject = pace), workers 0 and 1 take 0.01 s; the
 //                 master finishes after 10 replies, while worker 2 is still busy: its reply is not
 //                 delivered but drained at shutdown (as may be one of the fast workers'); replies
 //                 of one worker arrive in assignment order with the payload, loss and versions its
-//                 worker half produced.
+//                 worker half produced; engine_stats has every key of kWorkerStatisticsKeys.
 //   checkpoint    a run whose workers keep state (a count of their jobs, in every payload) is
 //                 checkpointed at its quiet point after 10 replies (the drain holds the jobs
 //                 assigned meanwhile) and runs to its end; a second run in the same job, on fresh
@@ -47,6 +48,7 @@
 #include "pacer/core/state.h"
 #include "pacer/engine/cluster/remote_cluster.h"
 #include "pacer/engine/cluster/transport.h"
+#include "pacer/engine/worker_statistics.h"
 #include "pacer/timing/timing_model.h"
 
 namespace pacer::scenarios {
@@ -384,6 +386,14 @@ inline int run_rank0(cluster::Transport& transport, const std::string& scenario,
         !stats["losses"][0].contains("rejoined_time") || stats["worker_timeout"] != "fixed") {
       problem = "unexpected loss statistics: " + stats.dump();
     }
+    // The job dropped at the loss is counted as cancelled, and the loss's time is the last one.
+    if (stats["jobs_cancelled_per_worker"] != nlohmann::json(once) ||
+        stats["lost_time_per_worker"][2] != stats["losses"][0]["time"] ||
+        !stats["lost_time_per_worker"][0].is_null() || stats["workers_lost"] != 1) {
+      problem = "unexpected per-worker loss statistics: " + stats.dump();
+    }
+    const std::string missing = missing_worker_statistics(stats, workers);
+    if (!missing.empty()) problem = "engine_stats lacks a common key: " + missing;
     if (!stats.contains("worker_reported")) problem = "no worker statistics: " + stats.dump();
   } else {
     ToyMaster master(workers, 10);
@@ -397,6 +407,8 @@ inline int run_rank0(cluster::Transport& transport, const std::string& scenario,
     if (stats["late_replies_drained_per_worker"][2] != 1) {
       problem = "expected worker 2's reply to be drained, stats say " + stats.dump();
     }
+    const std::string missing = missing_worker_statistics(stats, workers);
+    if (!missing.empty()) problem = "engine_stats lacks a common key: " + missing;
     if (!stats.contains("worker_reported")) problem = "no worker statistics: " + stats.dump();
   }
   if (!problem.empty())

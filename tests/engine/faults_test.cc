@@ -1,14 +1,18 @@
 // Failures in the simulator (FaultPlan, the [faults] table) and the masters' timer: a killed
 // worker's job is dropped and never computed, the master is told once, a worker comes back idle,
-// random failures repeat exactly for a seed, and a timer fires at its time.
+// random failures repeat exactly for a seed, a timer fires at its time, and engine_stats counts
+// every worker's jobs, losses and rejoins under the keys every engine writes.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
+#include "pacer/core/state.h"
 #include "pacer/engine/sim/simulator.h"
+#include "pacer/engine/worker_statistics.h"
 
 namespace pacer {
 namespace {
@@ -122,9 +126,10 @@ TEST(SimulatorFaults, AKilledWorkersJobIsDroppedAndNeverComputed) {
   EXPECT_FALSE(sim.alive(1));
   // The others went on to the end.
   EXPECT_EQ(of_worker(master.log, 0).size(), 5u);
-  EXPECT_EQ(sim.stats().losses, 1);
-  EXPECT_EQ(sim.stats().jobs_cancelled[1], 1);
-  EXPECT_DOUBLE_EQ(sim.stats().busy_time[1], 3.0);  // 2 s, then 1 s of the dropped job
+  EXPECT_EQ(sim.stats().workers.total_losses(), 1);
+  EXPECT_EQ(sim.stats().workers.workers[1].jobs_cancelled, 1);
+  EXPECT_DOUBLE_EQ(sim.stats().workers.workers[1].busy_time,
+                   3.0);  // 2 s, then 1 s of the dropped job
 }
 
 TEST(SimulatorFaults, ALostWorkerComesBackIdleAfterRejoinAfter) {
@@ -146,7 +151,7 @@ TEST(SimulatorFaults, ALostWorkerComesBackIdleAfterRejoinAfter) {
   EXPECT_EQ(w0[3].what, "reply");
   EXPECT_DOUBLE_EQ(w0[3].time, 4.5);
   EXPECT_TRUE(sim.alive(0));
-  EXPECT_EQ(sim.stats().rejoins, 1);
+  EXPECT_EQ(sim.stats().workers.total_rejoins(), 1);
 }
 
 TEST(SimulatorFaults, RandomFailuresRepeatForASeedAndDifferAcrossSeeds) {
@@ -179,7 +184,7 @@ TEST(SimulatorFaults, ARunWithoutFaultsHasOnlyItsJobEvents) {
   // 1 s jobs on 3 workers: replies at t = 1, ..., 19 from each, and at t = 20 worker 0's ends
   // the run. Any fault or timer event would add to the count.
   EXPECT_EQ(sim.stats().events, 19u * 3u + 1u);
-  EXPECT_EQ(sim.stats().losses, 0);
+  EXPECT_EQ(sim.stats().workers.total_losses(), 0);
 }
 
 // Never assigns anything after the first replies: the run can only stall.
@@ -238,6 +243,104 @@ TEST(SimulatorTimer, FiresAtItsTimeAndALaterSetReplacesIt) {
       EXPECT_DOUBLE_EQ(master.log[k + 1].time, 3.0);
     }
   }
+}
+
+// engine_stats of a run with a worker lost and back (engine/worker_statistics.h). Jobs take 2 s.
+// Workers 0 and 2 reply at 2, 4, 6, 8 and are busy with their fifth job when the run ends; worker
+// 1 replies at 2, is killed at 3 one second into its second job (dropped: cancelled), returns at
+// 5 and replies at 7 and 9, which ends the run (KeepBusyMaster(9)). All values are small integers
+// or their ratios, so they are compared exactly.
+TEST(SimulatorFaults, EngineStatsCountEachWorkersJobsLossesAndRejoins) {
+  Fixture f(3, 2.0);
+  Simulator sim(f.timing, CommModel{}, 1);
+  sim.set_faults(read_fault_plan(
+      Config::parse("[faults]\nkill_workers = [1]\nkill_at = [3.0]\nrejoin_after = 2.0\n",
+                    "faults.toml"),
+      3));
+  KeepBusyMaster master(9.0);
+  sim.run(master, f.workers);
+  nlohmann::json stats;
+  sim.stats().to_json(stats);
+  EXPECT_EQ(missing_worker_statistics(stats, 3), "");
+  EXPECT_EQ(stats["end_time"], 9.0);
+  EXPECT_EQ(stats["jobs_completed_per_worker"], nlohmann::json({4, 3, 4}));
+  EXPECT_EQ(stats["jobs_cancelled_per_worker"], nlohmann::json({0, 1, 0}));
+  EXPECT_EQ(stats["late_replies_drained_per_worker"], nlohmann::json({0, 0, 0}));
+  // Worker 1: 2 s, 1 s of the dropped job, 2 s, 2 s. The jobs still running at 9 are not counted.
+  EXPECT_EQ(stats["busy_time_per_worker"], nlohmann::json({8.0, 7.0, 8.0}));
+  EXPECT_EQ(stats["compute_time_per_worker"], stats["busy_time_per_worker"]);
+  EXPECT_EQ(stats["injected_time_per_worker"], nlohmann::json({0.0, 0.0, 0.0}));
+  EXPECT_EQ(stats["idle_time_per_worker"], nlohmann::json({1.0, 2.0, 1.0}));
+  EXPECT_EQ(stats["utilisation_per_worker"], nlohmann::json({8.0 / 9, 7.0 / 9, 8.0 / 9}));
+  EXPECT_EQ(stats["losses_per_worker"], nlohmann::json({0, 1, 0}));
+  EXPECT_EQ(stats["rejoins_per_worker"], nlohmann::json({0, 1, 0}));
+  EXPECT_EQ(stats["lost_per_worker"], nlohmann::json({false, false, false}));
+  EXPECT_EQ(stats["lost_time_per_worker"], nlohmann::json({nullptr, 3.0, nullptr}));
+  EXPECT_EQ(stats["workers_lost"], 1);
+  EXPECT_EQ(stats["workers_rejoined"], 1);
+}
+
+// A worker that never returns is lost at the end, and its statistics survive a checkpoint.
+TEST(SimulatorFaults, EngineStatsSayWhoIsLostAtTheEndAndSurviveACheckpoint) {
+  Fixture f(2, 2.0);
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 0, .time = 5.0}};
+  sim.set_faults(plan);
+  KeepBusyMaster master(8.0);
+  sim.run(master, f.workers);
+  nlohmann::json stats;
+  sim.stats().to_json(stats);
+  EXPECT_EQ(missing_worker_statistics(stats, 2), "");
+  EXPECT_EQ(stats["lost_per_worker"], nlohmann::json({true, false}));
+  EXPECT_EQ(stats["lost_time_per_worker"], nlohmann::json({5.0, nullptr}));
+  EXPECT_EQ(stats["rejoins_per_worker"], nlohmann::json({0, 0}));
+
+  StateArchive saved = StateArchive::for_saving();
+  SimulatorStats copy = sim.stats();
+  copy.checkpoint(saved);
+  SimulatorStats loaded;
+  loaded.workers.workers.resize(2);                 // as the simulator sizes it before loading
+  loaded.workers.end_time = copy.workers.end_time;  // the clock's, saved by the simulator
+  StateArchive reading = StateArchive::for_loading(saved.bytes(), "stats");
+  loaded.checkpoint(reading);
+  reading.expect_end();
+  nlohmann::json reloaded;
+  loaded.to_json(reloaded);
+  EXPECT_EQ(reloaded, stats);
+}
+
+TEST(WorkerStatistics, IdleTimeIsNeverNegativeAndAnEmptyRunHasNoUtilisation) {
+  EngineWorkerStatistics stats;
+  stats.workers.resize(1);
+  stats.workers[0].busy_time = 3.0;
+  stats.end_time = 2.0;  // on MPI a job may overlap time excluded from the clock
+  EXPECT_EQ(stats.idle_time(0), 0.0);
+  EXPECT_EQ(stats.utilisation(0), 1.5);
+  stats.end_time = 0;
+  EXPECT_EQ(stats.utilisation(0), 0.0);
+}
+
+TEST(WorkerStatistics, MissingKeysAreNamed) {
+  EngineWorkerStatistics stats;
+  stats.workers.resize(2);
+  nlohmann::json out;
+  stats.to_json(out);
+  EXPECT_EQ(missing_worker_statistics(out, 2), "");
+  // Every key of the list is written, and nothing else ends in _per_worker.
+  size_t per_worker = 0;
+  for (const auto& [key, value] : out.items()) {
+    if (key.ends_with("_per_worker")) ++per_worker;
+  }
+  EXPECT_EQ(per_worker, kWorkerStatisticsKeys.size());
+  EXPECT_NE(missing_worker_statistics(out, 3).find("one per worker"), std::string::npos);
+  out.erase("lost_time_per_worker");
+  EXPECT_EQ(missing_worker_statistics(out, 2), "no \"lost_time_per_worker\"");
+  EXPECT_NE(missing_worker_statistics(nlohmann::json::array(), 2), "");
+  EngineWorkerStatistics none;
+  nlohmann::json empty;
+  none.to_json(empty);
+  EXPECT_EQ(missing_worker_statistics(empty, 0), "");
 }
 
 std::string fault_error(const std::string& toml) {

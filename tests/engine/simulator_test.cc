@@ -77,8 +77,8 @@ TEST(Simulator, VirtualTimeFollowsTimingModelAndUnits) {
   EXPECT_EQ(got, want);
   EXPECT_DOUBLE_EQ(master.arrivals[0].payload0, 1.0);   // x = 0 for worker 0, plus 1
   EXPECT_DOUBLE_EQ(master.arrivals[2].payload0, 11.0);  // worker 1 got x = 10
-  EXPECT_DOUBLE_EQ(sim.stats().busy_time[2], 9.0);
-  EXPECT_EQ(sim.stats().jobs_completed[1], 2);
+  EXPECT_DOUBLE_EQ(sim.stats().workers.workers[2].busy_time, 9.0);
+  EXPECT_EQ(sim.stats().workers.workers[1].jobs_completed, 2);
 }
 
 TEST(Simulator, CommunicationDelaysBothDirections) {
@@ -124,9 +124,9 @@ TEST(Simulator, CancelledJobsNeverComputeNorReply) {
   sim.run(master, workers);
   EXPECT_EQ(master.tags, (std::vector<std::pair<int, int64_t>>{{0, 0}, {1, 7}}));
   EXPECT_EQ(computed[1], std::vector<int64_t>{7});
-  EXPECT_EQ(sim.stats().jobs_cancelled[1], 1);
+  EXPECT_EQ(sim.stats().workers.workers[1].jobs_cancelled, 1);
   // Worker 1 was busy 2 s on the cancelled job, then 2 s on job 7 (1 unit x 2 s).
-  EXPECT_DOUBLE_EQ(sim.stats().busy_time[1], 4.0);
+  EXPECT_DOUBLE_EQ(sim.stats().workers.workers[1].busy_time, 4.0);
   EXPECT_DOUBLE_EQ(sim.now(), 4.0);
 }
 

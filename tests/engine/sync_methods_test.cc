@@ -99,7 +99,7 @@ TEST(SyncMaster, CancelPolicyRestartsStragglersAtOnce) {
   // Worker 2 is cancelled at every step close but the last, which ends the run.
   EXPECT_EQ(cancel.method_summary["cancelled_jobs"].get<int64_t>(), 4);
   EXPECT_EQ(cancel.method_summary["late_replies"].get<int64_t>(), 0);
-  EXPECT_EQ(cancel.stats.jobs_completed[2], 0);
+  EXPECT_EQ(cancel.stats.workers.workers[2].jobs_completed, 0);
   EXPECT_DOUBLE_EQ(cancel.records.back().time, 5.0);
 }
 
@@ -176,7 +176,7 @@ TEST(SyncMaster, QueuePolicyHandsALateWorkerEveryStepInOrder) {
     const Vec model = k == 0 ? Vec::Zero(objective->dim()) : queue.trajectory[k - 1];
     EXPECT_EQ(jobs[k].second, model) << "step " << k;
   }
-  EXPECT_EQ(queue.stats.jobs_completed[2], 7);
+  EXPECT_EQ(queue.stats.workers.workers[2].jobs_completed, 7);
   EXPECT_EQ(queue.method_summary["late_replies"].get<int64_t>(), 7);
   EXPECT_EQ(queue.method_summary["queued_jobs"].get<int64_t>(), 19);
   EXPECT_EQ(queue.method_summary["straggler_policy"], "queue");

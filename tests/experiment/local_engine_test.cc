@@ -14,6 +14,7 @@
 
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
+#include "pacer/engine/worker_statistics.h"
 #include "pacer/run/experiment.h"
 #include "test_util.h"
 
@@ -78,6 +79,12 @@ TEST(LocalEngine, DgdTrajectoryEqualsTheSimulatorsBitForBit) {
   const RunOutcome local = run_on("local", toml, dir.path() + "/local");
   EXPECT_EQ(local.summary["engine"], "local");
   EXPECT_EQ(local.summary["clock"], "wall");
+  // The per-worker statistics every engine writes (engine/worker_statistics.h), on both; MPI's
+  // are checked under mpirun (tests/cluster/protocol_scenarios.h, mpi.engine.*).
+  EXPECT_EQ(missing_worker_statistics(sim.summary["engine_stats"], 4), "");
+  EXPECT_EQ(missing_worker_statistics(local.summary["engine_stats"], 4), "");
+  EXPECT_EQ(local.summary["engine_stats"]["jobs_completed_per_worker"],
+            nlohmann::json({40, 40, 40, 40}));
   EXPECT_EQ(read_text(dir.path() + "/sim/model.bin"), read_text(dir.path() + "/local/model.bin"));
   for (const char* name : {"step", "work_units", "loss", "grad_norm", "responders"}) {
     EXPECT_EQ(column(dir.path() + "/sim/log.csv", name),

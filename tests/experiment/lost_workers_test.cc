@@ -73,6 +73,8 @@ void expect_survives_a_loss(const std::string& method) {
   EXPECT_GT(lost[0]["step"].get<int64_t>(), 0);
   EXPECT_LT(lost[0]["step"].get<int64_t>(), steps_to_target);
   EXPECT_EQ(faulty.summary["engine_stats"]["workers_lost"], 1);
+  EXPECT_EQ(faulty.summary["engine_stats"]["lost_per_worker"][1], true);
+  EXPECT_EQ(faulty.summary["engine_stats"]["lost_time_per_worker"][1], lost[0]["time"]);
 }
 
 TEST(LostWorkers, PgcCrReachesItsTargetWithOneWorkerKilled) {

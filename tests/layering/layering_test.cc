@@ -68,6 +68,8 @@ const std::vector<std::pair<std::string, std::string>> kFolders = {
     {"include/pacer/method/", "method"},
     {"src/method/", "method"},
     {"include/pacer/engine/engine.h", "engine"},
+    {"include/pacer/engine/worker_statistics.h", "engine"},
+    {"src/engine/worker_statistics.cc", "engine"},
     {"include/pacer/engine/registry.h", "engines"},
     {"src/engine/", "engines"},
     {"include/pacer/engine/sim/", "engine_sim"},

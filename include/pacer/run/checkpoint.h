@@ -35,9 +35,10 @@
 
 namespace pacer {
 
-inline constexpr uint32_t kCheckpointFormat = 3;  // 2: job log, attribution (#14); 3: the
+inline constexpr uint32_t kCheckpointFormat = 4;  // 2: job log, attribution (#14); 3: the
                                                   // queue straggler policy (#26), the target
-                                                  // watch on F (#24)
+                                                  // watch on F (#24); 4: the simulator's
+                                                  // per-worker statistics (worker_statistics.h)
 
 // checkpoint.every_s when the configuration does not set it: a killed run loses at most about a
 // minute of work, and a checkpoint a minute is a small part of a minute's work

@@ -22,6 +22,7 @@
 #include "pacer/core/rng.h"
 #include "pacer/core/stats.h"
 #include "pacer/engine/cluster/remote_cluster.h"
+#include "pacer/engine/worker_statistics.h"
 #include "transport_wait.h"
 #include "wire.h"
 
@@ -391,6 +392,9 @@ struct RemoteCluster::Impl {
   // afresh on this job).
   void continue_saved_run(Master& master, Cluster& cluster);
 
+  // engine_stats (remote_cluster.h, to_json): every worker's statistics as every engine writes them
+  // (engine/worker_statistics.h), and the MPI engine's own keys on losses.
+  EngineWorkerStatistics worker_statistics() const;
   void losses_to_json(nlohmann::json& out) const;
 
   Transport& transport;

@@ -290,17 +290,29 @@ void RemoteCluster::Impl::send_job(int w) {
   s.assigned_at = now();
 }
 
+EngineWorkerStatistics RemoteCluster::Impl::worker_statistics() const {
+  EngineWorkerStatistics stats;
+  stats.end_time = end_time;
+  for (const Slot& s : slots) {
+    WorkerStatistics& w = stats.workers.emplace_back();
+    w.jobs_completed = s.replies;
+    for (const Loss& loss : s.losses) w.jobs_cancelled += loss.tag >= 0;  // a job was dropped
+    w.jobs_drained = s.drained;
+    w.busy_time = s.busy_time;
+    w.compute_time = s.compute_time;
+    w.injected_time = s.injected_time;
+    w.losses = static_cast<int64_t>(s.losses.size());
+    w.rejoins = s.rejoins;
+    w.lost = s.lost;
+    if (!s.losses.empty()) w.last_loss_time = s.losses.back().time;
+  }
+  return stats;
+}
+
 void RemoteCluster::Impl::losses_to_json(nlohmann::json& out) const {
-  std::vector<bool> lost;
-  std::vector<int64_t> losses, rejoins;
-  nlohmann::json last_loss = nlohmann::json::array(), list = nlohmann::json::array();
+  nlohmann::json list = nlohmann::json::array();
   for (int w = 0; w < workers; ++w) {
-    const Slot& s = slots[w];
-    lost.push_back(s.lost);
-    losses.push_back(static_cast<int64_t>(s.losses.size()));
-    rejoins.push_back(s.rejoins);
-    last_loss.push_back(s.losses.empty() ? nlohmann::json() : nlohmann::json(s.losses.back().time));
-    for (const Loss& loss : s.losses) {
+    for (const Loss& loss : slots[w].losses) {
       nlohmann::json entry{{"worker", w},
                            {"rank", w + 1},
                            {"time", loss.time},
@@ -315,10 +327,6 @@ void RemoteCluster::Impl::losses_to_json(nlohmann::json& out) const {
                                                           : "adaptive";
   out["worker_deadline_s"] = options.worker_timeout_s == 0 ? 0.0 : worker_deadline();
   out["launched_with_recovery"] = transport.survives_dead_worker();
-  out["lost_per_worker"] = lost;
-  out["losses_per_worker"] = losses;
-  out["rejoins_per_worker"] = rejoins;
-  out["lost_time_per_worker"] = last_loss;
   out["losses"] = list;
 }
 
@@ -511,35 +519,18 @@ void RemoteCluster::to_json(nlohmann::json& out) const {
   out["inject"] = inject_name(m.options.inject);
   out["poll_sleep_us"] = m.options.poll_sleep_us;
   out["timeout_s"] = m.options.timeout_s;
-  out["end_time"] = m.end_time;
-  std::vector<int64_t> jobs, drained;
-  std::vector<double> busy, idle, utilisation, compute, injected, round_trip, comm, median_job;
+  m.worker_statistics().to_json(out);
+  // The MPI engine's own per-worker keys: what the master saw of each round trip.
+  std::vector<double> round_trip, comm, median_job;
   for (const Impl::Slot& s : m.slots) {
-    jobs.push_back(s.replies);
-    drained.push_back(s.drained);
-    busy.push_back(s.busy_time);
-    idle.push_back(std::max(0.0, m.end_time - s.busy_time));
-    utilisation.push_back(m.end_time > 0 ? s.busy_time / m.end_time : 0.0);
-    compute.push_back(s.compute_time);
-    injected.push_back(s.injected_time);
     const double r = s.replies ? static_cast<double>(s.replies) : 1.0;
     round_trip.push_back(s.round_trip / r);
     comm.push_back((s.round_trip - s.busy_time) / r);
     median_job.push_back(median(s.job_times));
   }
-  out["jobs_completed_per_worker"] = jobs;
-  out["busy_time_per_worker"] = busy;
-  out["idle_time_per_worker"] = idle;
-  out["utilisation_per_worker"] = utilisation;
-  out["compute_time_per_worker"] = compute;
-  out["injected_time_per_worker"] = injected;
   out["median_job_time_per_worker"] = median_job;
   out["mean_round_trip_per_worker"] = round_trip;
   out["mean_message_overhead_per_worker"] = comm;
-  out["late_replies_drained_per_worker"] = drained;
-  int64_t drained_total = 0;
-  for (int64_t d : drained) drained_total += d;
-  out["late_replies_drained"] = drained_total;
   out["messages_sent"] = m.messages_sent;
   out["messages_received"] = m.messages_received;
   out["float32_jobs"] = m.float32_jobs;

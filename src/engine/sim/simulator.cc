@@ -61,16 +61,7 @@ FaultPlan read_fault_plan(const Config& config, int workers) {
 void SimulatorStats::to_json(nlohmann::json& out) const {
   out["engine"] = "sim";
   out["events"] = events;
-  if (losses > 0) {
-    out["workers_lost"] = losses;
-    out["workers_rejoined"] = rejoins;
-  }
-  out["busy_time_per_worker"] = busy_time;
-  std::vector<double> idle(busy_time.size());
-  for (size_t i = 0; i < busy_time.size(); ++i) idle[i] = std::max(0.0, end_time - busy_time[i]);
-  out["idle_time_per_worker"] = idle;
-  out["jobs_completed_per_worker"] = jobs_completed;
-  out["jobs_cancelled_per_worker"] = jobs_cancelled;
+  workers.to_json(out);
 }
 
 Simulator::Simulator(const TimingModel& timing, CommModel comm, uint64_t seed, double max_time)
@@ -123,7 +114,7 @@ void Simulator::run(Master& master, std::vector<std::unique_ptr<Worker>>& worker
     throw;
   }
   pool_.reset();
-  stats_.end_time = now_;
+  stats_.workers.end_time = now_;
   workers_ = nullptr;
 }
 
@@ -189,9 +180,7 @@ void Simulator::reset(int workers) {
                         Rng(seed_, "faults", static_cast<uint64_t>(i)));
   }
   stats_ = SimulatorStats{};
-  stats_.busy_time.assign(workers, 0.0);
-  stats_.jobs_completed.assign(workers, 0);
-  stats_.jobs_cancelled.assign(workers, 0);
+  stats_.workers.workers.assign(workers, WorkerStatistics{});
   now_ = 0;
   queue_ = EventQueue{};
   timer_id_ = 0;
@@ -203,11 +192,9 @@ void Simulator::reset(int workers) {
 
 void SimulatorStats::checkpoint(StateArchive& a) {
   a.io(events);
-  a.io(losses);
-  a.io(rejoins);
-  a.io(busy_time);
-  a.io(jobs_completed);
-  a.io(jobs_cancelled);
+  const size_t n = workers.workers.size();
+  a.io(workers.workers);
+  if (workers.workers.size() != n) a.mismatch("statistics of another number of workers");
 }
 
 void Simulator::WorkerState::checkpoint(StateArchive& a) {
@@ -309,11 +296,9 @@ void Simulator::drop_job(int worker) {
   WorkerState& s = state_[worker];
   if (!s.busy) return;
   undo_ahead(worker);  // a cancelled job never touches the worker's state
-  if (!s.computed) {
-    // Work done before the cancellation still occupied the worker.
-    stats_.busy_time[worker] += std::clamp(now_ - s.start, 0.0, s.duration);
-    ++stats_.jobs_cancelled[worker];
-  }
+  // Work done before the cancellation still occupied the worker (a computed job's was counted).
+  if (!s.computed) count_work(worker, std::clamp(now_ - s.start, 0.0, s.duration));
+  ++stats_.workers.workers[worker].jobs_cancelled;
   ++s.job_id;  // its pending events are now stale
   s.busy = false;
   --busy_workers_;
@@ -355,7 +340,10 @@ void Simulator::lose(int worker, Master& master) {
   drop_job(worker);
   s.alive = false;
   ++s.fault_epoch;
-  ++stats_.losses;
+  WorkerStatistics& counts = stats_.workers.workers[worker];
+  ++counts.losses;
+  counts.lost = true;
+  counts.last_loss_time = now_;
   if (faults_.rejoin_after > 0) {
     queue_.push(Event{.time = now_ + faults_.rejoin_after, .worker = worker, .kind = kRejoins});
     ++pending_rejoins_;
@@ -366,7 +354,8 @@ void Simulator::lose(int worker, Master& master) {
 void Simulator::rejoin(int worker, Master& master) {
   WorkerState& s = state_[worker];
   s.alive = true;
-  ++stats_.rejoins;
+  ++stats_.workers.workers[worker].rejoins;
+  stats_.workers.workers[worker].lost = false;
   schedule_random_failure(worker);
   master.on_rejoined(worker, *this);
 }
@@ -447,14 +436,20 @@ void Simulator::finish_job(int worker) {
     compute_at_event(worker);
   }
   s.computed = true;
-  stats_.busy_time[worker] += s.duration;
-  ++stats_.jobs_completed[worker];
+  count_work(worker, s.duration);
+}
+
+void Simulator::count_work(int worker, double seconds) {
+  WorkerStatistics& counts = stats_.workers.workers[worker];
+  counts.busy_time += seconds;
+  counts.compute_time += seconds;  // a simulated job is all compute
 }
 
 void Simulator::deliver(int worker, Master& master) {
   WorkerState& s = state_[worker];
   s.busy = false;
   --busy_workers_;
+  ++stats_.workers.workers[worker].jobs_completed;
   Reply reply{.worker = worker,
               .tag = s.job.tag,
               .payload = &s.output().payload,

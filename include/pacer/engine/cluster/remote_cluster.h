@@ -199,22 +199,25 @@ class RemoteCluster : public Cluster {
   // Call once; later calls do nothing.
   void shutdown(StopStatus status, double timeout_s = 0);
 
-  // engine_stats for summary.json. Per worker (master's view, replies delivered during the run):
-  // jobs, busy time (Σ job seconds: compute + injected), compute and injected time, idle time and
-  // utilisation (busy / end_time, like the simulator's), median job time, mean round trip
-  // (assign to delivery) and its part not spent on the worker's job, late replies drained at
-  // shutdown. Rank 0: messages and bytes sent and received, polls, and its own seconds inside
-  // Transport::test_some calls that received something, in those that did not, in assign() (making
-  // a model snapshot, sending) and the master's code; "float32_jobs" and "float32_replies", the
-  // jobs whose model and the replies whose payload travelled in float32 (not carried over a
-  // resume). After a clean shutdown, "worker_reported": each worker's own count of jobs, lifetime,
-  // wait time, pace overruns and dropped jobs (null for a worker lost at the end, which said no
-  // goodbye). Lost workers: "worker_timeout" ("adaptive", "fixed" or "off"), "worker_deadline_s"
-  // (the deadline in force at the end; 0 when off), "launched_with_recovery", per worker
-  // "lost_per_worker" (lost at the end of the run), "losses_per_worker", "rejoins_per_worker" and
-  // "lost_time_per_worker" (run time of the last loss, null if none), and "losses": one {worker,
-  // rank, time, tag, elapsed[, rejoined_time]} per loss (tag: the dropped job's; elapsed: how long
-  // it had been out).
+  // engine_stats for summary.json. First the keys every engine writes (engine/worker_statistics.h,
+  // EngineWorkerStatistics::to_json; docs/outputs.md), filled from rank 0's view of each worker:
+  // jobs completed (replies delivered during the run), jobs cancelled (the job dropped at each
+  // loss; the master cannot cancel), late replies drained at shutdown, busy time (Σ job seconds
+  // of delivered replies: compute + injected), compute and injected time, idle time and
+  // utilisation (busy / end_time), losses, rejoins, lost at the end and the run time of the last
+  // loss (null if none), with "end_time" and the totals "workers_lost", "workers_rejoined" and
+  // "late_replies_drained". Then the protocol's own: per worker the median job time, the mean
+  // round trip (assign to delivery) and its part not spent on the worker's job. Rank 0: messages
+  // and bytes sent and received, polls, and its own seconds inside test_some calls that received
+  // something, in those that did not, in assign() (making a model snapshot, sending) and the
+  // master's code; "float32_jobs" and "float32_replies", the jobs whose model and the replies
+  // whose payload travelled in float32 (not carried over a resume). After a clean shutdown,
+  // "worker_reported": each worker's own count of jobs, lifetime, wait time, pace overruns and
+  // dropped jobs (null for a worker lost at the end, which said no goodbye). Lost workers:
+  // "worker_timeout" ("adaptive", "fixed" or "off"), "worker_deadline_s" (the deadline in force at
+  // the end; 0 when off), "launched_with_recovery", and "losses": one {worker, rank, time, tag,
+  // elapsed[, rejoined_time]} per loss (tag: the dropped job's, -1 for a process seen gone at
+  // shutdown; elapsed: how long it had been out). The engine adds "engine" (its name).
   void to_json(nlohmann::json& out) const;
   // Wall seconds from run() to the end of the run (before shutdown), less excluded time; inside
   // the checkpoint hook's write(), the run's time at the checkpoint.

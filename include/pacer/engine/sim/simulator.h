@@ -48,6 +48,7 @@
 #include "pacer/core/config.h"
 #include "pacer/core/rng.h"
 #include "pacer/engine/sim/event_queue.h"
+#include "pacer/engine/worker_statistics.h"
 #include "pacer/method/protocol.h"
 #include "pacer/timing/timing_model.h"
 
@@ -71,15 +72,16 @@ struct FaultPlan {
 // faults.rate (>= 0 failures per worker per second, default 0). Errors name the key.
 FaultPlan read_fault_plan(const Config& config, int workers);
 
+// What a run did, for engine_stats: the events it handled and what each worker did
+// (engine/worker_statistics.h; on the simulator compute time is all of busy time, nothing is
+// injected and nothing drained).
 struct SimulatorStats {
-  double end_time = 0;
   uint64_t events = 0;
-  int64_t losses = 0;  // workers lost (a worker lost twice counts twice)
-  int64_t rejoins = 0;
-  std::vector<double> busy_time;  // per worker: virtual seconds spent computing
-  std::vector<int64_t> jobs_completed;
-  std::vector<int64_t> jobs_cancelled;
+  // end_time is set when run() returns; the workers' counts are kept up to date as it goes.
+  EngineWorkerStatistics workers;
+  // engine_stats: "engine": "sim", "events", and the keys of EngineWorkerStatistics::to_json.
   void to_json(nlohmann::json& out) const;
+  // The events and every worker's counts (the end time is the clock's, saved by the simulator).
   void checkpoint(StateArchive& a);
 };
 
@@ -201,6 +203,8 @@ class Simulator : public Cluster {
   void rejoin(int worker, Master& master);
   // Drops the worker's job (if any) as cancel() does, counting the work done so far.
   void drop_job(int worker);
+  // Adds `seconds` of work to the worker's busy (and compute) time.
+  void count_work(int worker, double seconds);
 
   const TimingModel& timing_;
   CommModel comm_;
