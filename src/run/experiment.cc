@@ -25,14 +25,15 @@
 #include "pacer/data/partition.h"
 #include "pacer/data/source.h"
 #include "pacer/engine/registry.h"
-#include "pacer/run/checkpoint.h"
-#include "pacer/report/job_log.h"
-#include "pacer/report/plot.h"
-#include "pacer/run/recorder.h"
-#include "pacer/report/timeline.h"
 #include "pacer/method/method.h"
 #include "pacer/model/factory.h"
+#include "pacer/report/job_log.h"
+#include "pacer/report/plot.h"
+#include "pacer/report/timeline.h"
+#include "pacer/run/checkpoint.h"
+#include "pacer/run/recorder.h"
 #include "pacer/timing/timing_model.h"
+#include "run_setup.h"
 
 #ifdef PACER_HAVE_TORCH
 #include "pacer/model/torch_models.h"
@@ -40,33 +41,6 @@
 
 namespace pacer {
 namespace {
-
-int read_workers(const Config& config) {
-  int64_t n = config.get_int("workers", 12);
-  if (n <= 0 || n > 100000)
-    config.fail_key("workers", "a positive integer (the number n of workers)");
-  return static_cast<int>(n);
-}
-
-// Each worker's gradient rate 1/τ_i at its modelled mean unit time τ_i; empty when the timing
-// model does not state every τ_i (> 0).
-std::vector<double> gradient_rates(const TimingModel& timing) {
-  std::vector<double> rates(timing.num_workers());
-  for (int i = 0; i < timing.num_workers(); ++i) {
-    std::optional<double> tau = timing.mean_unit_time(i);
-    if (!tau || !(*tau > 0)) return {};
-    rates[i] = 1.0 / *tau;
-  }
-  return rates;
-}
-
-// Weights w_i ∝ 1/τ_i of the objective F̃ that vanilla ASGD minimises (DESIGN.md section 3.2).
-std::vector<double> frequency_weights(const TimingModel& timing) {
-  std::vector<double> w = gradient_rates(timing);
-  const double total = std::accumulate(w.begin(), w.end(), 0.0);
-  for (double& v : w) v /= total;
-  return w;
-}
 
 std::string summary_text(const nlohmann::json& summary) { return summary.dump(2) + "\n"; }
 
@@ -166,169 +140,7 @@ double stream_interval() {
 
 }  // namespace
 
-uint64_t read_seed(const Config& config) {
-  int64_t seed = config.get_int("seed", 1);
-  if (seed < 0) config.fail_key("seed", "an integer >= 0");
-  return static_cast<uint64_t>(seed);
-}
-
 namespace {
-
-double dataset_bytes(const Dataset& data) { return 8.0 * data.rows() * (data.cols() + 1.0); }
-
-// Refuses (core/memory.h), before the partitions are copied and any workspace is made, a run
-// whose estimated memory exceeds the limit. The estimate is a lower bound of what a simulated run
-// holds in its one process: the data, the partitions' copy of the training rows, one scratch per
-// worker and one for the evaluation (a model workspace for the largest partition, a minibatch, a
-// gradient), the test evaluation's workspace of 1024 rows, and a parameter vector per worker (its
-// reply) plus three for the master (x, the update, the evaluation's gradient). Methods keep more
-// (measured: 14.6 vectors for DGD with 4 workers where this counts 12; caches and tables for
-// coded and asynchronous methods), so a run refused here cannot fit. An MPI rank holds the data
-// and one worker's part, but ranks sharing a host add up, so the simulator's estimate is kept
-// for both engines.
-void check_run_memory(const Config& config, const Problem& problem, const Partition& partition,
-                      const Model& model, int batch) {
-  size_t largest = 0;
-  for (const auto& part : partition) largest = std::max(largest, part.size());
-  const int max_rows = static_cast<int>(largest);
-  const Dataset& train = problem.data.train;
-  const double params = static_cast<double>(model.num_params());
-  const double workspace = model.workspace_bytes(max_rows);
-  const double scratch = workspace + 8.0 * std::min(batch, max_rows) * (train.cols() + 1.0) +
-                         8.0 * params + 4.0 * max_rows;
-  const double vectors = 8.0 * params * (problem.workers + 3.0);
-  // The data, and the partitions' copy of the training rows.
-  const double data = 2 * dataset_bytes(train) + dataset_bytes(problem.data.test);
-  const double test = problem.data.test.rows() > 0 ? model.workspace_bytes(1024) : 0.0;
-  const double total = data + (problem.workers + 1) * scratch + test + vectors;
-  // model.hidden is what makes an MLP's workspaces large (make_mlp has read it).
-  const std::string chosen = model.name() == "mlp"
-                                 ? fmt::format("model.hidden = {} (model.name = \"mlp\")",
-                                               config.get_int("model.hidden", 128))
-                                 : fmt::format("model.name = \"{}\"", model.name());
-  MemoryLimit::from_config(config).check(
-      total, fmt::format("{} with {:.0f} parameters, workers = {} and partitions of up to {} rows "
-                         "(data and partition copies {}, {} workspaces of {}, {} parameter "
-                         "vectors of {})",
-                         chosen, params, problem.workers, max_rows, format_bytes(data),
-                         problem.workers + 1, format_bytes(workspace), problem.workers + 3,
-                         format_bytes(8 * params)));
-}
-
-}  // namespace
-
-Problem build_problem(const Config& config, uint64_t seed) {
-  Problem problem;
-  problem.workers = read_workers(config);
-  int64_t data_seed = config.get_int("data.seed", 1);
-  if (data_seed < 0) config.fail_key("data.seed", "an integer >= 0");
-  problem.data = load_data(config, static_cast<uint64_t>(data_seed));
-  std::string scheme =
-      config.get_choice("partition.scheme", "iid", {"iid", "contiguous", "by_class", "dirichlet"});
-  double alpha = scheme == "dirichlet" ? config.get_double("partition.alpha", 0.5) : 0.0;
-  if (scheme == "dirichlet" && !(alpha > 0))
-    config.fail_key("partition.alpha", "a positive number");
-  if (problem.data.train.rows() < problem.workers) {
-    fail("{}: the training set has {} rows, fewer than workers = {}", problem.data.train.name,
-         problem.data.train.rows(), problem.workers);
-  }
-  Rng partition_rng(seed, "partition");
-  Partition partition =
-      make_partition(scheme, problem.data.train, problem.workers, alpha, partition_rng);
-  int64_t batch = config.get_int("training.batch", 0);
-  if (batch < 0 || batch > std::numeric_limits<int>::max()) {
-    config.fail_key("training.batch", "an integer >= 0 (0 = whole partition)");
-  }
-#ifdef PACER_HAVE_TORCH
-  register_torch_models();  // once per process (idempotent)
-#endif
-  std::shared_ptr<const Model> model = make_model(config, problem.data.train);
-  check_run_memory(config, problem, partition, *model, static_cast<int>(batch));
-  problem.objective =
-      std::make_shared<Objective>(model, problem.data.train, partition, static_cast<int>(batch));
-  return problem;
-}
-
-namespace {
-
-// Everything a run builds from its configuration. Rank 0 of an MPI job (and the simulator's
-// single process) uses all of it; an MPI worker rank builds the same and uses its worker half.
-struct RunSetup {
-  uint64_t seed = 0;
-  std::unique_ptr<Problem> own_problem;
-  const Problem* problem = nullptr;
-  int workers = 0;
-  std::unique_ptr<TimingModel> timing;
-  std::unique_ptr<Engine> engine;
-  std::unique_ptr<Method> method;
-  StopRules rules;
-  OptimizerOptions optimizer;
-  bool save_model = false;
-  CheckpointPolicy checkpoints;
-  JobLogOptions jobs;
-  TimelineWindow timeline;
-  int threads = 1;  // engine.threads: the recorder's evaluations (every engine)
-};
-
-RunSetup build_run(const Config& config, const Problem* shared) {
-  RunSetup s;
-  s.seed = read_seed(config);
-  if (shared) {
-    s.problem = shared;
-    read_workers(config);  // the keys were read when the shared problem was built
-  } else {
-    s.own_problem = std::make_unique<Problem>(build_problem(config, s.seed));
-    s.problem = s.own_problem.get();
-  }
-  s.workers = s.problem->workers;
-  s.timing = make_timing_model(config, s.workers, s.seed);
-  s.engine = make_engine(config, s.workers);
-  MethodSetup method_setup{s.problem->objective,
-                           s.engine->timing_describes_run() ? s.timing.get() : nullptr, s.workers,
-                           s.seed};
-  s.method = make_method(config, method_setup);
-  s.rules = read_stop_rules(config, full_loss_reason(config, s.method->synchronous()));
-  s.optimizer = read_optimizer_options(config, s.rules.max_steps);
-  s.save_model = config.get_bool("save_model", false);
-  s.checkpoints = read_checkpoint_policy(config);
-  s.jobs = read_job_log_options(config);
-  s.threads = read_engine_threads(config);
-  s.timeline = read_timeline_window(config);
-  return s;
-}
-
-// The engine's part of the run `s` builds, set up (for MPI: the worker ranks have the
-// configuration and built their halves).
-std::unique_ptr<EngineRun> start_engine(const Config& config, const RunSetup& s) {
-  return s.engine->start(EngineInputs{.config = config,
-                                      .timing = *s.timing,
-                                      .method = *s.method,
-                                      .workers = s.workers,
-                                      .dim = s.problem->objective->dim(),
-                                      .seed = s.seed,
-                                      .max_time = s.rules.max_time});
-}
-
-// summary.json's description of the run's setup: version, seed, method, workers, model, data,
-// timing model, engine, and the clock its times are on (the started engine's own answer).
-nlohmann::json describe_setup(const RunSetup& s, const EngineRun& engine) {
-  const Objective& objective = *s.problem->objective;
-  nlohmann::json summary;
-  summary["pacer_version"] = PACER_VERSION;
-  summary["pacer_build"] = pacer_build_id();  // earlier_run.h: which runs a comparison may reuse
-  summary["seed"] = s.seed;
-  summary["method"] = s.method->name();
-  summary["workers"] = s.workers;
-  summary["model"] = objective.model().name();
-  summary["parameters"] = objective.dim();
-  summary["data"] = s.problem->data.train.name;
-  summary["timing"] = s.timing->name();
-  if (const std::string note = s.timing->describe(); !note.empty()) summary["timing_note"] = note;
-  summary["engine"] = s.engine->name();
-  summary["clock"] = clock_name(engine.wall_clock() ? Clock::kWall : Clock::kSimulated);
-  summary["synchronous"] = s.method->synchronous();
-  return summary;
-}
 
 // Creates the run's folder (RunFolder::create: the earlier run there is replaced as a whole)
 // with config.toml, log.csv's header and `summary` saying "running", and sends log.csv's rows to
@@ -515,25 +327,6 @@ nlohmann::json changes_json(const std::string& earlier, const std::vector<Config
   return out;
 }
 
-// A dry run's summary (RunOptions::dry_run): what the run would do, for pacer compare's plan.
-nlohmann::json dry_run_summary(const RunSetup& s) {
-  nlohmann::json probe;
-  probe["synchronous"] = s.method->synchronous();
-  // Gradients per second that all workers deliver at their modelled mean speeds (Σ 1/τ_i), when
-  // the timing model states every τ_i: pacer compare's default time budget.
-  const std::vector<double> rates = gradient_rates(*s.timing);
-  probe["gradients_per_second"] =
-      rates.empty() ? nlohmann::json()
-                    : nlohmann::json(std::accumulate(rates.begin(), rates.end(), 0.0));
-  probe["max_steps"] = s.rules.max_steps;
-  probe["max_time"] = s.rules.max_time;
-  probe["targets"] = s.rules.targets;
-  probe["target_on"] = s.rules.target_on_full_loss ? "full" : "train";
-  probe["target_hold"] = s.rules.hold;
-  probe["stop_at_targets"] = s.rules.stop_at_targets;
-  return probe;
-}
-
 // Stops the engine with EndKind::kError when the run leaves by an exception, unless released:
 // the engine's teardown on every path, in one place.
 class EngineGuard {
@@ -555,191 +348,257 @@ class EngineGuard {
   EndKind armed_end_ = EndKind::kError;
 };
 
-}  // namespace
-
-// One run in phases (build, resume point, engine, outputs, checkpoints, drive, finish): the objects
-// live on this frame because the snapshot and summary callbacks share them.
-// Long: the run's objects are shared by its callbacks; splitting needs a RunParts type (#25).
-RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
-  RunSetup s = build_run(run_config, options.problem);
-  // The configuration this run used: without the file keys that only a component an override
-  // replaced reads (Config::drop_replaced_keys). It is what config.toml records and what the MPI
-  // workers receive.
-  Config config = run_config;
-  const std::vector<Config::Switch> switches = config.drop_replaced_keys();
-  if (options.reject_unknown_keys) {
-    config.reject_unread_keys();
-    for (const Config::Switch& change : switches) log_info("{}", change.describe(config.source()));
-  }
-  if (options.dry_run) {
-    return RunOutcome{"validated", dry_run_summary(s), "", EarlierRun::Kind::kFresh};
-  }
-  // A resumed run: its checkpoint, read and checked before anything starts; a finished one
-  // (RunOptions::continue_earlier) is not run again.
-  EarlierRun start = starting_point(options, config);
-  if (start.kind == EarlierRun::Kind::kFinished) {
-    const std::string status = start.summary["status"].get<std::string>();
-    return RunOutcome{status, std::move(start.summary), std::move(start.note), start.kind};
-  }
-  std::optional<Checkpoint>& saved = start.checkpoint;
-  const std::string checkpoint_path = options.out_dir + "/checkpoint.bin";
-  // The file the run started from (figure titles), and summary.json's resumed_with_changes.
-  std::string source = config.source();
-  nlohmann::json changes = nlohmann::json::array();
-  if (saved) {
-    changes = changes_json(saved->header.changes_json,
-                           check_resumable(saved->header.config_toml, config, checkpoint_path));
-    source = saved->header.config_source;
-  }
-
-  std::unique_ptr<EngineRun> engine = start_engine(config, s);
-  EngineGuard guard(*engine);
-  const Objective& objective = *s.problem->objective;
-  Vec x0;
-  Rng init_rng(s.seed, "init");
-  objective.model().initialize(x0, init_rng);
-
-  std::vector<double> tilde = s.method->synchronous() || !s.engine->timing_describes_run()
-                                  ? std::vector<double>{}
-                                  : frequency_weights(*s.timing);
-  std::unique_ptr<TargetLossEstimator> target_loss;
-  if (s.rules.target_on_full_loss && !s.rules.targets.empty()) {
-    target_loss = std::make_unique<TargetLossEstimator>(objective, s.rules.target_sample);
-  }
-  Recorder recorder(s.rules, objective, s.problem->data.test, tilde,
-                    options.label.empty() ? s.method->name() : options.label,
-                    std::move(target_loss));
-  recorder.set_threads(s.threads);
-  if (engine->wall_clock()) {
-    recorder.set_evaluation_listener([&engine](double seconds) { engine->exclude_time(seconds); });
-  }
-  Trainer trainer(x0, Optimizer(s.optimizer), recorder);
-  std::unique_ptr<TrainingMaster> master = s.method->make_master(trainer);
-  // jobs.csv (job_log.h): the engine drives the master through the job log's tap.
-  std::optional<JobLog> jobs;
-  if (s.jobs.enabled && !options.out_dir.empty()) {
-    jobs.emplace(s.workers, s.jobs);
-    recorder.set_unused_reply_listener([&jobs](int worker) { jobs->note_unused(worker); });
-  }
-  const std::unique_ptr<Master> tapped = jobs ? jobs->tap(*master) : nullptr;
-  Master& driven = tapped ? *tapped : *master;
-
-  auto describe_run = [&] {
-    nlohmann::json summary = describe_setup(s, *engine);
-    recorder.summarize(summary);
-    nlohmann::json method_summary;
-    master->summarize(method_summary);
-    summary["method_stats"] = method_summary;
-    summary["lost_workers"] = master->lost_workers_json();
-    nlohmann::json engine_summary;
-    engine->stats(engine_summary);
-    summary["engine_stats"] = engine_summary;
-    if (!changes.empty()) summary["resumed_with_changes"] = changes;
-    if (jobs) jobs->summarize(summary["jobs_csv"]);
-    return summary;
-  };
-
-  // The folder is replaced only now that everything is built and checked: a run that cannot
-  // start leaves an earlier run's folder as it was.
-  std::optional<RunFolder> folder;
-  RunState state{*s.timing, *engine, trainer, *master, recorder, jobs ? &*jobs : nullptr};
-  if (!options.out_dir.empty()) {
-    if (saved) {
-      folder = resume_outputs(options.out_dir, config, *saved, checkpoint_path, state);
-    } else {
-      nlohmann::json setup = describe_setup(s, *engine);
-      recorder.summarize(setup);
-      folder = start_outputs(options.out_dir, config, std::move(setup), recorder, state.jobs);
-    }
-    // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is. Crash
-    // point "outputs.snapshot" (core/crash_point.h): once per snapshot, the files written, so a
-    // test can kill a run in the middle at a moment that depends on nothing but the run.
-    auto snapshot = [&] {
-      const auto begin = std::chrono::steady_clock::now();
-      write_snapshot(*folder, recorder, describe_run());
-      crash_point("outputs.snapshot");
-      if (engine->wall_clock()) {
-        engine->exclude_time(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+// One run, in phases (run_experiment): each phase a member function, the run's objects members,
+// declared in the order they are built (and so destroyed in reverse: the engine guard after the
+// master and the recorder, as the engine outlives them). The snapshot and summary callbacks
+// capture `this`: a session is neither copied nor moved.
+class RunSession {
+ public:
+  // Phase 1, build: reads and checks the configuration and builds the problem, the engine and
+  // the method (Errors name the key); reads the checkpoint a resumed run starts from.
+  RunSession(const Config& run_config, const RunOptions& options)
+      : options_(options), s_(build_run(run_config, options.problem)), config_(run_config) {
+    // The configuration this run used: without the file keys that only a component an override
+    // replaced reads (Config::drop_replaced_keys). It is what config.toml records and what the
+    // MPI workers receive.
+    const std::vector<Config::Switch> switches = config_.drop_replaced_keys();
+    if (options.reject_unknown_keys) {
+      config_.reject_unread_keys();
+      for (const Config::Switch& change : switches) {
+        log_info("{}", change.describe(config_.source()));
       }
-    };
-    recorder.set_snapshot_listener(snapshot);
+    }
+    if (options.dry_run) return;
+    // A resumed run: its checkpoint, read and checked before anything starts.
+    start_ = starting_point(options, config_);
+    source_ = config_.source();
+    if (saved()) {
+      changes_ =
+          changes_json(saved()->header.changes_json,
+                       check_resumable(saved()->header.config_toml, config_, checkpoint_path()));
+      source_ = saved()->header.config_source;
+    }
+  }
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  // The outcome of a run that does not run: a dry run, or one that finished earlier
+  // (RunOptions::continue_earlier).
+  std::optional<RunOutcome> outcome_without_running() {
+    if (options_.dry_run) {
+      return RunOutcome{"validated", dry_run_summary(s_), "", EarlierRun::Kind::kFresh};
+    }
+    if (start_.kind != EarlierRun::Kind::kFinished) return std::nullopt;
+    const std::string status = start_.summary["status"].get<std::string>();
+    return RunOutcome{status, std::move(start_.summary), std::move(start_.note), start_.kind};
+  }
+
+  // Phase 2, start: the engine's part of the run (for MPI: the worker ranks build theirs), the
+  // initial model, the recorder, the trainer and the method's master, and the job log's tap.
+  void start() {
+    engine_ = start_engine(config_, s_);
+    guard_.emplace(*engine_);
+    const Objective& objective = *s_.problem->objective;
+    Vec x0;
+    Rng init_rng(s_.seed, "init");
+    objective.model().initialize(x0, init_rng);
+    std::vector<double> tilde = s_.method->synchronous() || !s_.engine->timing_describes_run()
+                                    ? std::vector<double>{}
+                                    : frequency_weights(*s_.timing);
+    std::unique_ptr<TargetLossEstimator> target_loss;
+    if (s_.rules.target_on_full_loss && !s_.rules.targets.empty()) {
+      target_loss = std::make_unique<TargetLossEstimator>(objective, s_.rules.target_sample);
+    }
+    recorder_.emplace(s_.rules, objective, s_.problem->data.test, tilde,
+                      options_.label.empty() ? s_.method->name() : options_.label,
+                      std::move(target_loss));
+    recorder_->set_threads(s_.threads);
+    if (engine_->wall_clock()) {
+      recorder_->set_evaluation_listener(
+          [this](double seconds) { engine_->exclude_time(seconds); });
+    }
+    trainer_.emplace(x0, Optimizer(s_.optimizer), *recorder_);
+    master_ = s_.method->make_master(*trainer_);
+    // jobs.csv (job_log.h): the engine drives the master through the job log's tap.
+    if (s_.jobs.enabled && !options_.out_dir.empty()) {
+      jobs_.emplace(s_.workers, s_.jobs);
+      recorder_->set_unused_reply_listener([this](int worker) { jobs_->note_unused(worker); });
+      tapped_ = jobs_->tap(*master_);
+    }
+    state_.emplace(
+        RunState{*s_.timing, *engine_, *trainer_, *master_, *recorder_, jobs_ ? &*jobs_ : nullptr});
+  }
+
+  // Phase 3, outputs: the run's folder, replaced only now that everything is built and checked
+  // (a run that cannot start leaves an earlier run's folder as it was), and its snapshots.
+  void open_outputs() {
+    if (options_.out_dir.empty()) return;
+    if (saved()) {
+      folder_ = resume_outputs(options_.out_dir, config_, *saved(), checkpoint_path(), *state_);
+    } else {
+      nlohmann::json setup = describe_setup(s_, *engine_);
+      recorder_->summarize(setup);
+      folder_ =
+          start_outputs(options_.out_dir, config_, std::move(setup), *recorder_, state_->jobs);
+    }
+    recorder_->set_snapshot_listener([this] { snapshot(); });
     // A resumed run's folder describes the checkpoint from the start (not the later moment the
     // earlier attempt had reached).
-    if (saved) snapshot();
-  }
-  std::optional<Checkpointer> checkpointer;
-  if (folder && s.checkpoints.enabled()) {
-    CheckpointHeader header;
-    header.config_toml = config.to_toml();
-    header.config_source = source;
-    header.changes_json = changes.empty() ? "" : changes.dump();
-    checkpointer.emplace(s.checkpoints, checkpoint_path, std::move(header), state);
-    engine->set_checkpoint_hook(&*checkpointer);
+    if (saved()) snapshot();
   }
 
-  bool interrupted = false;
-  try {
-    interrupted = engine->run(driven);
-    // An interrupted run writes what it has first: the workers are stopped afterwards. With
-    // checkpoints on, that includes one last checkpoint, so the interruption loses nothing.
-    if (interrupted && checkpointer && engine->can_checkpoint_now()) {
-      try {
-        checkpointer->write();
-      } catch (const Error& e) {
-        log_warning("{} (the last checkpoint written before stays the one to resume from)",
-                    e.what());
+  // Phase 4, checkpoints: the engine calls the checkpointer at its quiet points.
+  void attach_checkpoints() {
+    if (!folder_ || !s_.checkpoints.enabled()) return;
+    CheckpointHeader header;
+    header.config_toml = config_.to_toml();
+    header.config_source = source_;
+    header.changes_json = changes_.empty() ? "" : changes_.dump();
+    checkpointer_.emplace(s_.checkpoints, checkpoint_path(), std::move(header), *state_);
+    engine_->set_checkpoint_hook(&*checkpointer_);
+  }
+
+  // Phase 5, drive: the engine runs the master to its end; returns whether it was interrupted.
+  // An interrupted run writes one last checkpoint (the workers are stopped afterwards, by
+  // finish()); a finished one stops the engine. On an Error the engine is stopped and what the
+  // run produced up to the error is kept (DESIGN.md section 7), then the Error is thrown again.
+  bool drive() {
+    try {
+      const bool interrupted = engine_->run(tapped_ ? *tapped_ : *master_);
+      if (interrupted) {
+        write_last_checkpoint();
+        guard_->on_exception(EndKind::kInterrupted);
+      } else {
+        guard_->release();
+        engine_->stop(EndKind::kOk);
       }
+      return interrupted;
+    } catch (const Error& e) {
+      guard_->release();
+      engine_->stop(EndKind::kError);
+      if (!folder_) throw;
+      keep_outputs_after(e);
+      if (!recorder_->recorded()) throw;
+      fail("{}; the log up to that point is in {}", e.what(), options_.out_dir);
+    }
+  }
+
+  // Phase 6, finish: the final evaluation (skipped after an interrupt: it may take long, and the
+  // process may be killed), the outputs and the timeline; an interrupted run's engine is stopped
+  // last.
+  RunOutcome finish(bool interrupted) {
+    if (!interrupted) recorder_->finish(trainer_->x(), engine_->end_time());
+    if (jobs_) jobs_->finish(engine_->end_time());
+    nlohmann::json summary = describe_run();
+    if (interrupted) summary["status"] = "interrupted";
+    if (folder_) {
+      write_outputs(*folder_, *recorder_, source_, summary,
+                    s_.save_model ? &trainer_->x() : nullptr);
+      if (jobs_ && options_.timeline_figure) draw_timeline();
     }
     if (interrupted) {
-      guard.on_exception(EndKind::kInterrupted);
-    } else {
-      guard.release();
-      engine->stop(EndKind::kOk);
+      guard_->release();
+      engine_->stop(EndKind::kInterrupted);
     }
-  } catch (const Error& e) {
-    guard.release();
-    engine->stop(EndKind::kError);
-    if (!folder) throw;
-    // Keep what the run produced up to the error (DESIGN.md section 7).
-    if (jobs) {
+    return RunOutcome{interrupted ? "interrupted" : recorder_->status(), std::move(summary),
+                      std::move(start_.note), start_.kind};
+  }
+
+ private:
+  std::optional<Checkpoint>& saved() { return start_.checkpoint; }
+  std::string checkpoint_path() const { return options_.out_dir + "/checkpoint.bin"; }
+
+  // summary.json as it stands.
+  nlohmann::json describe_run() {
+    nlohmann::json summary = describe_setup(s_, *engine_);
+    recorder_->summarize(summary);
+    nlohmann::json method_summary;
+    master_->summarize(method_summary);
+    summary["method_stats"] = method_summary;
+    summary["lost_workers"] = master_->lost_workers_json();
+    nlohmann::json engine_summary;
+    engine_->stats(engine_summary);
+    summary["engine_stats"] = engine_summary;
+    if (!changes_.empty()) summary["resumed_with_changes"] = changes_;
+    if (jobs_) jobs_->summarize(summary["jobs_csv"]);
+    return summary;
+  }
+
+  // On a wall clock the snapshot's time is taken out of the run, as an evaluation's is. Crash
+  // point "outputs.snapshot" (core/crash_point.h): once per snapshot, the files written, so a
+  // test can kill a run in the middle at a moment that depends on nothing but the run.
+  void snapshot() {
+    const auto begin = std::chrono::steady_clock::now();
+    write_snapshot(*folder_, *recorder_, describe_run());
+    crash_point("outputs.snapshot");
+    if (engine_->wall_clock()) {
+      engine_->exclude_time(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    }
+  }
+
+  // An interrupted run's last checkpoint, where the engine can take one now: the interruption
+  // then loses nothing.
+  void write_last_checkpoint() {
+    if (!checkpointer_ || !engine_->can_checkpoint_now()) return;
+    try {
+      checkpointer_->write();
+    } catch (const Error& e) {
+      log_warning("{} (the last checkpoint written before stays the one to resume from)", e.what());
+    }
+  }
+
+  // The outputs of a run that failed with `e`, with its log up to the error.
+  void keep_outputs_after(const Error& e) {
+    if (jobs_) {
       try {
-        jobs->finish(engine->end_time());
+        jobs_->finish(engine_->end_time());
       } catch (const Error& also) {
         log_warning("{}", also.what());
       }
     }
-    write_error_outputs(*folder, recorder, source, describe_run(), e.what());
-    if (!recorder.recorded()) throw;
-    fail("{}; the log up to that point is in {}", e.what(), options.out_dir);
+    write_error_outputs(*folder_, *recorder_, source_, describe_run(), e.what());
   }
-  {
-    // An interrupted run skips the final evaluation (it may take long; the process may be
-    // killed).
-    if (!interrupted) recorder.finish(trainer.x(), engine->end_time());
-    if (jobs) jobs->finish(engine->end_time());
-    nlohmann::json summary = describe_run();
-    if (interrupted) summary["status"] = "interrupted";
-    if (folder) {
-      write_outputs(*folder, recorder, source, summary, s.save_model ? &trainer.x() : nullptr);
-      // A figure is a convenience (plot.h): one that cannot be drawn is a warning.
-      if (jobs && options.timeline_figure) {
-        try {
-          write_timeline(
-              folder->dir(), folder->path("jobs.csv"),
-              TimelineOptions{.window = s.timeline, .title = timeline_run_title(folder->dir())});
-        } catch (const Error& e) {
-          log_warning("the timeline figure was not drawn: {}", e.what());
-        }
-      }
+
+  // A figure is a convenience (plot.h): one that cannot be drawn is a warning.
+  void draw_timeline() {
+    try {
+      write_timeline(
+          folder_->dir(), folder_->path("jobs.csv"),
+          TimelineOptions{.window = s_.timeline, .title = timeline_run_title(folder_->dir())});
+    } catch (const Error& e) {
+      log_warning("the timeline figure was not drawn: {}", e.what());
     }
-    if (interrupted) {
-      guard.release();
-      engine->stop(EndKind::kInterrupted);
-    }
-    return RunOutcome{interrupted ? "interrupted" : recorder.status(), std::move(summary),
-                      std::move(start.note), start.kind};
   }
+
+  const RunOptions& options_;
+  RunSetup s_;
+  Config config_;
+  EarlierRun start_;
+  std::string source_;  // the file the run started from (figure titles)
+  nlohmann::json changes_ = nlohmann::json::array();  // summary.json's resumed_with_changes
+  std::unique_ptr<EngineRun> engine_;
+  std::optional<EngineGuard> guard_;
+  std::optional<Recorder> recorder_;
+  std::optional<Trainer> trainer_;
+  std::unique_ptr<TrainingMaster> master_;
+  std::optional<JobLog> jobs_;
+  std::unique_ptr<Master> tapped_;  // jobs_'s tap around master_, when jobs.csv is written
+  std::optional<RunState> state_;
+  std::optional<RunFolder> folder_;
+  std::optional<Checkpointer> checkpointer_;
+};
+
+}  // namespace
+
+RunOutcome run_experiment(const Config& run_config, const RunOptions& options) {
+  RunSession session(run_config, options);
+  if (std::optional<RunOutcome> outcome = session.outcome_without_running()) return *outcome;
+  session.start();
+  session.open_outputs();
+  session.attach_checkpoints();
+  const bool interrupted = session.drive();
+  return session.finish(interrupted);
 }
 
 std::string profile_jobs(const Config& config, int jobs) {

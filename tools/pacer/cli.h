@@ -1,11 +1,13 @@
-// The command line of pacer (tools/pacer): what the commands share. commands.cc holds one
-// function per command, command_table.cc the table that wires each to its CLI11 subcommand and
+// The command line of pacer (tools/pacer): what the commands share. commands.cc holds what they
+// share, commands_run.cc, commands_study.cc and commands_traces.cc one function per command by
+// family, command_table.cc the table that wires each to its CLI11 subcommand and
 // options (as Ninja's kTools[]), main.cc the program: parse, start the engine's job processes
 // when the command's engine has them, run the command.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,7 +61,21 @@ struct CommandDef {
 // The commands, in the order `pacer --help` lists them (command_table.cc).
 const std::vector<CommandDef>& command_table();
 
+// The config file with the --set and --unset edits applied in command-line order (an --unset
+// removes a key of the file or of an earlier --set), then --engine.
 Config load_config(const ConfigArgs& args);
+// The --set and --unset edits in command-line order, as command-line words: "--set", "k=v",
+// "--unset", "k", ...
+std::vector<std::string> ordered_edits(const ConfigArgs& args);
+// A command's default output folder for `config_path`: runs/<its file name without extension>.
+std::string default_out_dir(const std::string& config_path);
+// How a run's summary says its first target went: reached at which step and time, or not.
+std::string format_target(const nlohmann::json& summary);
+// Whether the run's engine is multi-process, so that continuing it needs the launcher again.
+bool launched_by_launcher(const Config& config);
+// `word` as a POSIX shell reads it back: as it is when it holds only characters no shell treats
+// specially, else in single quotes.
+std::string shell_word(const std::string& word);
 
 // Whether the command runs on the MPI engine (--engine, else engine.name in the config). A config
 // that cannot be loaded says no: the command then reports the error itself.
