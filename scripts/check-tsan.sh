@@ -5,7 +5,7 @@
 # not instrumented and report races inside the library; no libtorch) and runs the suites that
 # start threads: the compute-ahead pool and the evaluation threads (engine, experiment: threads,
 # target watch), the cluster protocol on the in-process transport (cluster: workers on threads)
-# and the local engine (experiment: LocalEngine), and the CLI runs with engine.threads > 1
+# and the local engine (local), and the CLI runs with engine.threads > 1
 # (determinism, resume). Any data race or other TSan report fails the check.
 #
 #   scripts/check-tsan.sh [BUILD_DIR] [CTEST_ARGS...]     (default: build-tsan)
@@ -28,12 +28,12 @@ mkdir -p "$logs"
 # Exported before building too: gtest_discover_tests runs the test programs at build time.
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:log_path=$logs/tsan"
 cmake --build "$build_dir" -j "$jobs" --target pacer pacer_engine_tests pacer_cluster_tests \
-  pacer_experiment_tests pacer_cli_tests >&2
+  pacer_local_tests pacer_experiment_tests pacer_cli_tests >&2
 cd "$build_dir"
 status=0
 # The suites with threads: every engine and experiment test, and the CLI's determinism and resume
 # runs (their runs use engine.threads > 1 where the machine has more than one processor).
-ctest --output-on-failure -j "$jobs" -L '^(engine|cluster|experiment)$' "$@" || status=1
+ctest --output-on-failure -j "$jobs" -L '^(engine|cluster|local|experiment)$' "$@" || status=1
 ctest --output-on-failure -j "$jobs" -L '^cli$' -R 'Resume|Thread|Determin' "$@" || status=1
 reports=$(find "$logs" -type f | sort)
 if [ -n "$reports" ]; then
