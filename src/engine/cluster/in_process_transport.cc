@@ -85,10 +85,11 @@ class InProcessHub::Endpoint : public Transport {
     check_alive("a send", peer, tag);
     PACER_CHECK(!request.pending() && peer >= 0 && peer < size() && bytes >= 0);
     request.handle = 0;  // complete at once: the bytes are copied below
-    if (state_.dead[peer]) return;
     Box& box = state_.boxes[peer];
     {
       std::lock_guard lock(box.mutex);
+      // Under the lock: kill() takes it too, so nothing is written to a dead endpoint's receives.
+      if (state_.dead[peer]) return;
       auto it = std::find_if(box.posted.begin(), box.posted.end(),
                              [&](const Receive* r) { return matches(*r, rank_, tag); });
       if (it != box.posted.end()) {
@@ -178,6 +179,7 @@ class InProcessHub::Endpoint : public Transport {
     state_.lost[peer] = lost;
   }
   bool survives_dead_worker() const override { return true; }
+  bool sends_complete_at_once() const override { return true; }
   [[noreturn]] void abort_job(int code) override {
     std::fflush(stdout);
     std::fflush(stderr);
@@ -236,7 +238,10 @@ Transport& InProcessHub::endpoint(int r) {
 
 void InProcessHub::kill(int r) {
   PACER_CHECK(r >= 0 && r < size());
-  state_->dead[r] = true;
+  {
+    std::lock_guard lock(state_->boxes[r].mutex);
+    state_->dead[r] = true;
+  }
   for (Box& box : state_->boxes) {
     {
       std::lock_guard lock(box.mutex);

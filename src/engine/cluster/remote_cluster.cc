@@ -346,9 +346,15 @@ RemoteCluster::~RemoteCluster() {
       log_warning("{}", e.what());
     }
   }
-  // A worker lost at shutdown may still be sent to and may still send: the transport may read the
-  // stop and job buffers and write into the posted receives until the process ends, so they are
-  // kept.
+  // A worker lost at shutdown may still be sent to and may still send. Where sends complete at
+  // once (in-process), the receives still posted are cancelled: a late message then waits in the
+  // transport, and nothing reads or writes this cluster's buffers once it is gone. Otherwise (MPI)
+  // the transport may read the stop and job buffers and write into the posted receives until the
+  // process ends, so they are kept.
+  if (impl_->transport.sends_complete_at_once()) {
+    for (Request& r : impl_->requests) impl_->transport.cancel(r);
+    return;
+  }
   static std::vector<std::unique_ptr<Impl>> kept;
   if (impl_->any_stopped_lost()) kept.push_back(std::move(impl_));
 }

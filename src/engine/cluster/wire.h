@@ -1,5 +1,6 @@
-// Internal to the cluster protocol (remote_cluster.h): message tags and header layouts, and the
-// float32 wire conversions.
+// Internal to the engines on the cluster protocol (remote_cluster.h): message tags and header
+// layouts, and the float32 wire conversions. The MPI engine's session (engine/mpi/session_wire.h)
+// includes it for the tags, so that no session message shares a tag with a run's.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,13 @@ void keep_unfinished_sends(Transport& transport, Request (&sends)[2], std::vecto
   static std::vector<Vec> kept_payloads;
   static std::vector<std::vector<float>> kept_narrowed;
   for (int i = 0; i < 2; ++i) {
-    if (transport.test(sends[i], "the send of a reply")) continue;
+    bool done = false;
+    try {
+      done = transport.test(sends[i], "the send of a reply");
+    } catch (const Error&) {
+      // Not known to be complete: its buffer is kept (the worker leaves either way).
+    }
+    if (done) continue;
     if (i == 0) kept_replies.push_back(std::move(reply));
     if (i == 1) {
       kept_payloads.push_back(std::move(payload));
@@ -63,6 +69,19 @@ class WorkerLoop {
         reads_float32_(worker.model_precision() == Precision::kFloat32),
         reply_(kReplyBufferBytes),
         born_(wall_seconds()) {}
+
+  // Receives still posted when the loop ends early (an Error) are cancelled: they point into this
+  // object, which the transport must not write into once it is gone.
+  ~WorkerLoop() {
+    for (Request* r : {&job_request_, &model_request_, &state_request_}) {
+      try {
+        transport_.cancel(*r);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  WorkerLoop(const WorkerLoop&) = delete;
+  WorkerLoop& operator=(const WorkerLoop&) = delete;
 
   StopStatus serve() {
     post_job_header();
@@ -331,9 +350,8 @@ class WorkerLoop {
       fail("{}: rank {}: a state of {} bytes", transport_.name(), transport_.rank(), bytes);
     }
     state_.resize(static_cast<size_t>(bytes));
-    Request request;
-    transport_.irecv(state_.data(), bytes, 0, kTagState, request);
-    wait_request(transport_, request, "the receive of a state", 0, kTagState,
+    transport_.irecv(state_.data(), bytes, 0, kTagState, state_request_);
+    wait_request(transport_, state_request_, "the receive of a state", 0, kTagState,
                  options_.poll_sleep_us, options_.timeout_s);
     std::string error;
     try {
@@ -368,7 +386,7 @@ class WorkerLoop {
   std::vector<float> narrowed_;  // the payload in float32, when it fits exactly
   std::vector<char> reply_;
   std::string state_;  // a state being sent or received
-  Request job_request_, model_request_;
+  Request job_request_, model_request_, state_request_;
   Request sends_[2];
   WorkerStats stats_;
   double born_;

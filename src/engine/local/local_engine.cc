@@ -36,7 +36,15 @@ class LocalRun : public EngineRun {
       w.timing = make_timing_model(in.config, in.workers, in.seed);
     }
     cluster_ = std::make_unique<RemoteCluster>(hub_.endpoint(0), options_, in.workers, in.dim);
-    for (int i = 0; i < in.workers; ++i) start_worker(i, in.seed, in.dim);
+    try {
+      for (int i = 0; i < in.workers; ++i) start_worker(i, in.seed, in.dim);
+    } catch (...) {
+      // A thread that could not start: the workers' endpoints die, as processes that ended, so
+      // the threads already serving leave their loops and the cluster's shutdown sees them gone.
+      for (int i = 0; i < in.workers; ++i) hub_.kill(i + 1);
+      join_workers();
+      throw;
+    }
   }
   ~LocalRun() override {
     try {
@@ -44,6 +52,7 @@ class LocalRun : public EngineRun {
     } catch (const std::exception& e) {
       log_warning("{}", e.what());
     }
+    join_workers();  // whatever stop() did: no joinable thread may be destroyed
   }
 
   bool run(Master& master) override {
@@ -52,13 +61,15 @@ class LocalRun : public EngineRun {
   void stop(EndKind end) override {
     if (stopped_) return;
     stopped_ = true;
-    cluster_->shutdown(end == EndKind::kOk      ? StopStatus::kOk
-                       : end == EndKind::kError ? StopStatus::kError
-                                                : StopStatus::kInterrupted);
-    // A worker still inside a job (one declared lost) leaves once that job ends.
-    for (WorkerThread& w : workers_) {
-      if (w.thread.joinable()) w.thread.join();
+    try {
+      cluster_->shutdown(end == EndKind::kOk      ? StopStatus::kOk
+                         : end == EndKind::kError ? StopStatus::kError
+                                                  : StopStatus::kInterrupted);
+    } catch (...) {
+      join_workers();
+      throw;
     }
+    join_workers();
   }
   double end_time() const override { return cluster_->end_time(); }
   bool wall_clock() const override { return true; }
@@ -72,6 +83,13 @@ class LocalRun : public EngineRun {
   void checkpoint(StateArchive& a) override { cluster_->checkpoint(a); }
 
  private:
+  // A worker still inside a job (one declared lost) leaves once that job ends.
+  void join_workers() {
+    for (WorkerThread& w : workers_) {
+      if (w.thread.joinable()) w.thread.join();
+    }
+  }
+
   // A worker thread that fails outside its worker half (a transport timeout: the master went
   // silent) says so and leaves; its endpoint is then dead, which the master sees at shutdown.
   void start_worker(int i, uint64_t seed, int64_t dim) {

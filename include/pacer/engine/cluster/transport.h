@@ -79,6 +79,11 @@ class Transport {
   virtual bool peer_known_dead(int peer) const = 0;
   // Endpoint 0: records that worker endpoint `peer` was declared lost (`lost`) or came back.
   virtual void set_peer_lost(int peer, bool lost) = 0;
+  // Whether every send has completed when isend returns (in-process: the bytes are copied at
+  // once). Then no buffer of a stopped cluster is read after it is gone, and its posted receives
+  // can be cancelled; otherwise (MPI) the buffers of a run with a lost worker are kept until the
+  // process ends.
+  virtual bool sends_complete_at_once() const { return false; }
   // Whether the job survives a dead worker endpoint (MPI: launched with --enable-recovery).
   virtual bool survives_dead_worker() const = 0;
   // Ends every endpoint of the job at once, with exit status `code`: for failures after which
