@@ -85,11 +85,14 @@ TEST(InProcessProtocol, ADeadWorkerIsLostAndTheRunEndsWithoutIt) {
   cluster::InProcessHub hub(kWorkers + 1);
   cluster::ClusterOptions options = scenarios::options_for("lost_rejoin");
   Config config = Config::parse("[timing]\nmodel = \"fixed\"\ntau = 0.01\n", "test");
+  // Each worker's timing model, made here: a Config is not to be read by two threads at once.
+  std::vector<std::unique_ptr<TimingModel>> timings;
+  for (int w = 0; w < kWorkers; ++w) timings.push_back(make_timing_model(config, kWorkers, 1));
   std::vector<std::thread> threads;
   std::atomic<int> worker2_status{-1};
   for (int w = 0; w < kWorkers; ++w) {
     threads.emplace_back([&, w] {
-      auto timing = make_timing_model(config, kWorkers, 1);
+      TimingModel* timing = timings[w].get();
       scenarios::ToyWorker worker(w, -1, -1);
       try {
         cluster::serve_jobs(hub.endpoint(w + 1), worker, *timing, w, 1, options, scenarios::kDim);
