@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 cd build
-ctest --output-on-failure -j "${JOBS:-2}" "$@"
+# One test more than the processors: many tests spend their time waiting (paced jobs, child
+# processes, timeouts), and the timing-sensitive ones (MPI, local engine) run alone (RUN_SERIAL).
+ctest --output-on-failure -j "${JOBS:-$(($(nproc) + 1))}" "$@"
