@@ -7,7 +7,6 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,10 +68,6 @@ Config load_config(const ConfigArgs& args);
 std::vector<std::string> ordered_edits(const ConfigArgs& args);
 // A command's default output folder for `config_path`: runs/<its file name without extension>.
 std::string default_out_dir(const std::string& config_path);
-// How a run's summary says its first target went: reached at which step and time, or not.
-std::string format_target(const nlohmann::json& summary);
-// Whether the run's engine is multi-process, so that continuing it needs the launcher again.
-bool launched_by_launcher(const Config& config);
 // `word` as a POSIX shell reads it back: as it is when it holds only characters no shell treats
 // specially, else in single quotes.
 std::string shell_word(const std::string& word);

@@ -147,23 +147,6 @@ std::string default_out_dir(const std::string& config_path) {
   return "runs/" + std::filesystem::path(config_path).stem().string();
 }
 
-std::string format_target(const nlohmann::json& summary) {
-  const nlohmann::json& targets = summary["targets"];
-  if (targets.empty()) return "no target set";
-  const nlohmann::json& t = targets[0];
-  if (!t["reached"].get<bool>()) {
-    return fmt::format("target loss {} not reached", t["loss"].get<double>());
-  }
-  return fmt::format("target loss {} reached at step {} (t = {:.2f} s)", t["loss"].get<double>(),
-                     t["steps"].get<int64_t>(), t["time"].get<double>());
-}
-
-// Whether the run's engine is multi-process, so that continuing it needs the launcher again.
-bool launched_by_launcher(const Config& config) {
-  const EngineInfo* e = find_engine(config.get_string("engine.name", default_engine()));
-  return e != nullptr && e->multi_process;
-}
-
 // `word` as a POSIX shell reads it back: as it is when it holds only characters no shell treats
 // specially, else in single quotes.
 std::string shell_word(const std::string& word) {

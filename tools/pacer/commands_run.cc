@@ -19,6 +19,27 @@
 #include "pacer/run/experiment.h"
 
 namespace pacer::cli {
+namespace {
+
+// How a run's summary says its first target went: reached at which step and time, or not.
+std::string format_target(const nlohmann::json& summary) {
+  const nlohmann::json& targets = summary["targets"];
+  if (targets.empty()) return "no target set";
+  const nlohmann::json& t = targets[0];
+  if (!t["reached"].get<bool>()) {
+    return fmt::format("target loss {} not reached", t["loss"].get<double>());
+  }
+  return fmt::format("target loss {} reached at step {} (t = {:.2f} s)", t["loss"].get<double>(),
+                     t["steps"].get<int64_t>(), t["time"].get<double>());
+}
+
+// Whether the run's engine is multi-process, so that continuing it needs the launcher again.
+bool launched_by_launcher(const Config& config) {
+  const EngineInfo* e = find_engine(config.get_string("engine.name", default_engine()));
+  return e != nullptr && e->multi_process;
+}
+
+}  // namespace
 
 // `program`: how pacer was started (argv[0]), for the command that continues an interrupted run.
 int command_run(const ConfigArgs& args, const std::string& program) {

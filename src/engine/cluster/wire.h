@@ -1,6 +1,5 @@
-// Internal to the engines on the cluster protocol (remote_cluster.h): message tags and header
-// layouts, and the float32 wire conversions. The MPI engine's session (engine/mpi/session_wire.h)
-// includes it for the tags, so that no session message shares a tag with a run's.
+// Internal to the cluster protocol (remote_cluster.h): message header layouts and the float32 wire
+// conversions. The tags are in message_tags.h.
 #pragma once
 
 #include <cstdint>
@@ -9,26 +8,9 @@
 #include <type_traits>
 
 #include "pacer/core/error.h"
+#include "pacer/engine/cluster/message_tags.h"
 
 namespace pacer::cluster {
-
-// Message tags. The MPI engine's session messages (engine/mpi/runtime.cc) and the protocol's run
-// messages (remote_cluster.cc) never share one.
-enum Tag : int {
-  kTagCommand = 101,  // rank 0 -> worker rank: run (with the config) or exit
-  kTagSetup = 102,    // worker rank -> rank 0: setup report (empty = ready, else the error)
-  kTagGo = 103,       // rank 0 -> worker rank: go (1) or abort (0) the run
-  kTagHello = 104,    // start-up handshake: worker rank -> rank 0, then rank 0 -> worker rank
-  kTagJob = 111,      // rank 0 -> worker: JobHeader
-  kTagModel = 112,    // rank 0 -> worker: the model x
-  kTagReply = 113,    // worker -> rank 0: ReplyHeader + trailer
-  kTagPayload = 114,  // worker -> rank 0: the payload
-  // Checkpoints: a worker half's state, both ways (rank 0 -> worker after a load request, worker
-  // -> rank 0 after a save request), as the bytes of a core/state.h archive.
-  kTagState = 115,
-};
-
-const char* tag_name(int tag);
 
 struct JobHeader {
   // kSave: send your state (the worker answers a ReplyHeader kState, then the bytes). kLoad: your

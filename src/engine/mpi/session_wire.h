@@ -1,5 +1,6 @@
 // Internal to the MPI engine: the session's command header and MPI error checking. The message
-// tags are the cluster protocol's (engine/cluster/wire.h), so that no two messages share one.
+// tags are the cluster protocol's (engine/cluster/message_tags.h), so that no two messages share
+// one.
 #pragma once
 
 #include <mpi.h>
@@ -7,8 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../cluster/wire.h"
 #include "pacer/core/error.h"
+#include "pacer/engine/cluster/message_tags.h"
 
 namespace pacer::mpi {
 
