@@ -21,9 +21,6 @@ inline constexpr int64_t kTrailerBytes = 64 * 1024;
 inline constexpr int kReplyBufferBytes = static_cast<int>(sizeof(ReplyHeader) + kTrailerBytes);
 static_assert(sizeof(WorkerStats) <= static_cast<size_t>(kTrailerBytes));
 
-// How often an endpoint waiting for a peer checks Transport::peer_known_dead.
-inline constexpr double kLivenessCheckS = 0.5;
-
 // True once SIGINT or SIGTERM has reached this process (core/interrupt.h).
 inline bool interrupt_requested() { return interrupt_signal() != 0; }
 

@@ -40,6 +40,9 @@ inline constexpr int kAnySource = -1;
 double wall_seconds();
 // Sleeps `microseconds` (> 0).
 void poll_sleep(int microseconds);
+// How often an endpoint waiting for a peer checks whether the peer still runs
+// (Transport::peer_known_dead).
+inline constexpr double kLivenessCheckS = 0.5;
 
 class Transport {
  public:

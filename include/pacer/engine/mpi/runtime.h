@@ -113,8 +113,8 @@ std::vector<int> lost_ranks();
 // a worker rank whose rank 0 has died ends the job itself (wait_command, report_setup,
 // serve_jobs) instead of waiting for its timeouts.
 bool rank_known_dead(int rank);
-// How often a rank waiting for a peer checks rank_known_dead.
-inline constexpr double kLivenessCheckS = 0.5;
+// How often a rank waiting for a peer checks rank_known_dead (cluster/transport.h).
+using cluster::kLivenessCheckS;
 
 // Seconds on a monotonic clock, and the back-off between two empty polls (cluster/transport.h).
 using cluster::poll_sleep;
