@@ -12,7 +12,7 @@
 # is n updates):
 #   wall s/step  the difference of the two runs' wall-clock seconds ÷ K, so that start-up
 #                (data generation, the encoding, writing the outputs) cancels
-#   sim s/step   simulated seconds per step of the longer run (summary.json: time ÷ steps)
+#   sim s/step   simulated seconds per step of the longer run (log.csv's last row: time ÷ step)
 #   peak RSS     the longer run's maximum resident set size (GNU time's %M)
 #   start s      the shorter run's wall seconds (start-up plus one step)
 set -euo pipefail
@@ -26,7 +26,6 @@ sizes=("$@")
 
 need=()
 [ -x /usr/bin/time ] || need+=(time)
-command -v jq > /dev/null || need+=(jq)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
@@ -67,7 +66,8 @@ for n in "${sizes[@]}"; do
     run long "$n" $((unit * (1 + steps))) "$method" "${params[@]}"
     read -r short_wall _ < "$out/short.time"
     read -r long_wall long_kb < "$out/long.time"
-    sim=$(jq -r "(.time / (.steps / $unit))" "$out/long/summary.json")
+    sim=$(awk -F, -v u="$unit" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+      { t = $h["time"]; s = $h["step"] } END { print t / (s / u) }' "$out/long/log.csv")
     awk -v m="$spec" -v n="$n" -v s="$short_wall" -v l="$long_wall" -v k="$steps" -v sim="$sim" \
       -v kb="$long_kb" 'BEGIN { printf "%-16s %6d %12.3f %12.3f %7.2f GB %9.2f\n",
         m, n, (l - s) / k, sim, kb * 1024 / 1e9, s }'

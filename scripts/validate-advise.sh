@@ -7,7 +7,8 @@
 # For each injection mode (engine.inject = pace: every job padded to a duration drawn from a known
 # model, random_stragglers with τ = 0.03 s, q = 0.2, Exp(mean 0.1 s) delays; and inject = none:
 # the machine's own speed), on 4 workers (mpirun -np 5, least squares, full-batch gradients):
-#   1. every method of METHODS runs for real under mpirun, writing its jobs.csv;
+#   1. every method of METHODS runs for real under mpirun (one `pacer compare --engine mpi`, one
+#      seed), writing its jobs.csv;
 #   2. pacer advise replays DGD's jobs.csv (the durations of the jobs the workers really ran, and
 #      the message latency they show) for the same methods, K bootstrap seeds each;
 #   3. a table per mode: per method the predicted time per step [95 % interval over seeds] and
@@ -61,20 +62,6 @@ q = 0.2
 delay_mean = 0.1
 EOF
 
-# The --set arguments of a method spec: "pgc-fr:s=1" -> --set method.name=pgc-fr --set method.s=1.
-spec_sets() {
-  local spec=$1 part
-  echo "--set method.name=${spec%%:*}"
-  [ "$spec" = "${spec%%:*}" ] && return
-  local rest=${spec#*:}
-  for part in ${rest//:/ }; do echo "--set method.$part"; done
-}
-
-# A number of a run's summary.json (jq-free: the first match of a pattern, its value).
-summary_number() {  # $1 = summary.json, $2 = grep -E pattern '"key":number'
-  tr -d ' \n' <"$1" | grep -oE "$2" | head -1 | sed 's/.*://'
-}
-
 # compare.csv's column $3 of method $2 ($1 = compare.csv).
 csv_column() {
   awk -F, -v m="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
@@ -92,21 +79,19 @@ report="$out/report.md"
 
 for inject in pace none; do
   dir="$out/$inject"
-  mkdir -p "$dir/mpi"
-  for spec in "${methods[@]}"; do
-    # shellcheck disable=SC2046
-    mpirun --allow-run-as-root --oversubscribe -np 5 "$pacer" -q run "$out/validate.toml" \
-      --engine mpi --set engine.inject=$inject $(spec_sets "$spec") --out "$dir/mpi/$spec" \
-      >"$dir/mpi/$spec.log" 2>&1 || { cat "$dir/mpi/$spec.log" >&2; exit 1; }
-  done
+  mkdir -p "$dir"
   list=$(IFS=,; echo "${methods[*]}")
-  "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/dgd/jobs.csv" --methods "$list" \
+  mpirun --allow-run-as-root --oversubscribe -np 5 "$pacer" -q compare "$out/validate.toml" \
+    --engine mpi --set engine.inject=$inject --methods "$list" --seeds 1 --budget steps="$steps" \
+    --out "$dir/mpi" >"$dir/mpi.log" 2>&1 || { cat "$dir/mpi.log" >&2; exit 1; }
+  measured="$dir/mpi/compare.csv"
+  "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/dgd/seed1/jobs.csv" --methods "$list" \
     --seeds "$seeds" --budget steps="$steps" --out "$dir/advise" >"$dir/advise.txt" 2>&1 ||
     { cat "$dir/advise.txt" >&2; exit 1; }
   predicted="$dir/advise/measured/compare.csv"
   # The replay's own fidelity: each method predicted from its own jobs.csv.
   for spec in "${methods[@]}"; do
-    "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/$spec/jobs.csv" --methods "$spec" \
+    "$pacer" -q advise "$out/validate.toml" --trace "$dir/mpi/$spec/seed1/jobs.csv" --methods "$spec" \
       --seeds "$seeds" --budget steps="$steps" --out "$dir/own/$spec" >"$dir/own-$spec.txt" 2>&1 ||
       { cat "$dir/own-$spec.txt" >&2; exit 1; }
   done
@@ -119,9 +104,10 @@ for inject in pace none; do
     echo "| method | predicted s/step [95 %] | measured s/step | measured / predicted | predicted time to target (s) [95 %] | measured (s) | own log: predicted s/step | measured / predicted |"
     echo "|---|---|---|---|---|---|---|---|"
     for spec in "${methods[@]}"; do
-      s="$dir/mpi/$spec/summary.json"
-      measured_step=$(summary_number "$s" '"mean_step_time":[0-9.eE+-]+')
-      measured_target=$(tr -d ' \n' <"$s" | grep -oE '"targets":\[\{[^]]*' | grep -oE '"time":[0-9.eE+-]+' | head -1 | sed 's/.*://')
+      measured_step=$(csv_column "$measured" "$spec" step_time_mean)
+      measured_target=""
+      [ "$(csv_column "$measured" "$spec" reached)" = 0 ] ||
+        measured_target=$(csv_column "$measured" "$spec" time_to_target_mean)
       p_mean=$(csv_column "$predicted" "$spec" step_time_mean)
       p_low=$(csv_column "$predicted" "$spec" step_time_low)
       p_high=$(csv_column "$predicted" "$spec" step_time_high)

@@ -119,6 +119,13 @@ int command_profile(const ConfigArgs& args, int jobs);
 
 int command_advise(const ConfigArgs& args, AdviseOptions options);
 
+// `pacer claims CLAIMS OUT` (study/claims.h): judges a paper's claims file on the comparisons
+// under OUT and writes OUT/report.md and OUT/claims.csv; prints the verdicts. `mode` and
+// `command` describe how the runs were made (the reproduction scripts pass them); the runs' wall
+// time is read from OUT/wall_seconds where the scripts recorded it.
+int command_claims(const std::string& claims, const std::string& out_dir, const std::string& mode,
+                   const std::string& command);
+
 // `pacer timeline DIR`'s arguments.
 struct TimelineArgs {
   std::string dir;

@@ -109,6 +109,21 @@ Parsed define_stragglers(CLI::App& sub) {
   return {[st](int, char**) { return command_stragglers(st->input, st->out, st->top); }, nullptr};
 }
 
+Parsed define_claims(CLI::App& sub) {
+  struct State {
+    std::string claims, out, mode = "full", command;
+  };
+  auto st = std::make_shared<State>();
+  sub.add_option("claims", st->claims, "a claims file (configs/claims/*.toml)")->required();
+  sub.add_option("out", st->out, "the reproduction's folder (its regimes' comparisons under it)")
+      ->required();
+  sub.add_option("--mode", st->mode, "how the runs were made: full (default) or quick")
+      ->check(CLI::IsMember({"full", "quick"}));
+  sub.add_option("--command", st->command, "the command line that made the runs, for report.md");
+  return {[st](int, char**) { return command_claims(st->claims, st->out, st->mode, st->command); },
+          nullptr};
+}
+
 Parsed define_profile(CLI::App& sub) {
   struct State {
     ConfigArgs args;
@@ -202,6 +217,8 @@ const std::vector<CommandDef>& command_table() {
       {"profile", "time jobs of the config's model on every worker; writes a trace for fit/advise",
        define_profile},
       {"advise", "simulate every method on a measured trace and recommend one", define_advise},
+      {"claims", "judge a paper's claims file on a reproduction's runs; writes report.md",
+       define_claims},
       {"timeline", "draw workers x time from a run folder's jobs.csv, and its Chrome trace",
        define_timeline},
       {"version", "print version and build information", define_version},

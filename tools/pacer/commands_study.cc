@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.h"
@@ -15,6 +16,7 @@
 #include "pacer/core/process.h"
 #include "pacer/engine/registry.h"
 #include "pacer/study/advise.h"
+#include "pacer/study/claims.h"
 #include "pacer/study/compare.h"
 #include "pacer/study/sweep.h"
 
@@ -182,6 +184,28 @@ int command_advise(const ConfigArgs& args, AdviseOptions options) {
                    "measure {0} runs with pacer profile --engine {0}");
   options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) + "-advise" : args.out_dir;
   std::printf("%s", run_advise(config, options).c_str());
+  return 0;
+}
+
+int command_claims(const std::string& claims, const std::string& out_dir, const std::string& mode,
+                   const std::string& command) {
+  const ClaimsResult result = evaluate_claims(claims, out_dir);
+  ClaimsRunInfo info;
+  info.mode = mode;
+  info.command = command.empty() ? "(not given)" : command;
+  info.cores = static_cast<int>(std::thread::hardware_concurrency());
+  const std::string wall = out_dir + "/wall_seconds";
+  if (std::filesystem::exists(wall)) {
+    try {
+      info.wall_seconds = std::stod(read_file(wall));
+    } catch (const std::exception&) {
+      fail("{}: expected a number of seconds", wall);
+    }
+  }
+  write_file_atomic(out_dir + "/report.md", claims_report(result, info));
+  write_file_atomic(out_dir + "/claims.csv", claims_csv(result));
+  std::printf("%s\nreport: %s/report.md; every case: %s/claims.csv\n",
+              claims_verdicts_markdown(result).c_str(), out_dir.c_str(), out_dir.c_str());
   return 0;
 }
 
