@@ -13,10 +13,19 @@
 #include "pacer/core/files.h"
 #include "pacer/report/comparison.h"
 #include "pacer/report/verdict.h"
+#include "pacer/study/sweep.h"
 
 namespace pacer {
 
-using namespace claims;
+using claims::CheckSpec;
+using claims::ClaimsFile;
+using claims::ClaimSpec;
+using claims::Compare;
+using claims::Group;
+using claims::Quantifier;
+using claims::Rule;
+using claims::SeedValue;
+using claims::TableSpec;
 
 std::string outcome_name(Outcome o) {
   switch (o) {
@@ -40,18 +49,8 @@ struct Labelled {
   std::string label;
   Comparison comparison;
   std::vector<std::string> axes, values;  // a sweep cell's axis keys and values
+  std::string where;                      // "regime/folder" for errors
 };
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    const size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
 
 // The results under OUT/<regime>: comparisons read from runs.csv, and sweeps' cells.
 class Results {
@@ -62,17 +61,32 @@ class Results {
   std::vector<Labelled> comparisons(const std::string& regime,
                                     const std::vector<std::string>& folders) {
     const std::string base = out_dir_ + "/" + regime;
+    for (const std::string& folder : folders) {
+      const std::string source = regime + "/" + folder;
+      if (std::find(sources_.begin(), sources_.end(), source) == sources_.end()) {
+        sources_.push_back(source);
+      }
+      if (folders.size() > 1 && std::filesystem::exists(base + "/" + folder + "/sweep.csv")) {
+        fail(
+            "{}/{}: a sweep, listed with other folders (a sweep stands alone in `in`: it is "
+            "judged cell by cell)",
+            base, folder);
+      }
+    }
     if (folders.size() == 1 && std::filesystem::exists(base + "/" + folders[0] + "/sweep.csv")) {
       return cells(regime, folders[0]);
     }
     Labelled merged;
     for (const std::string& folder : folders) merge(merged.comparison, load(regime, folder));
+    merged.where = fmt::format("{}/{}", regime, fmt::join(folders, " + "));
     return {merged};
   }
 
   // The regime's folder (what SeedRun::folder is relative to).
   std::string base(const std::string& regime) const { return out_dir_ + "/" + regime; }
   int seeds() const { return seeds_; }
+  // "regime/folder" of every comparison or sweep read, in the order first read.
+  const std::vector<std::string>& sources() const { return sources_; }
 
  private:
   // One comparison folder's runs.csv, with run folders made relative to the regime's folder.
@@ -97,6 +111,11 @@ class Results {
       into = std::move(from);
       return;
     }
+    if (into.targets != from.targets || into.budget.kind != from.budget.kind ||
+        into.budget.value != from.budget.value) {
+      fail("{}: another target or budget than {}: comparisons judged together must share them",
+           from.methods.front().runs.front().folder, into.methods.front().runs.front().folder);
+    }
     for (MethodResult& m : from.methods) {
       const auto same = std::find_if(into.methods.begin(), into.methods.end(),
                                      [&](const MethodResult& o) { return o.spec == m.spec; });
@@ -117,37 +136,24 @@ class Results {
   }
 
   std::vector<Labelled> cells(const std::string& regime, const std::string& folder) {
-    const std::string path = base(regime) + "/" + folder + "/sweep.csv";
-    std::vector<std::string> lines = split(read_file(path), '\n');
-    const std::vector<std::string> header = split(lines.at(0), ',');
-    const auto rank = std::find(header.begin(), header.end(), "rank");
-    if (header.empty() || header[0] != "cell" || rank == header.end()) {
-      fail("{}: expected the header of a sweep (cell, the axes, rank, ...)", path);
-    }
-    const size_t axes = static_cast<size_t>(rank - header.begin()) - 1;
+    const SweepLayout layout = read_sweep_layout(base(regime) + "/" + folder);
     std::vector<Labelled> out;
-    std::string last;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      const std::vector<std::string> fields = split(lines[i], ',');
-      if (lines[i].empty() || fields[0] == last) continue;
-      if (fields.size() <= axes) fail("{}:{}: fewer fields than the header's axes", path, i + 1);
-      last = fields[0];
-      Labelled cell{"", load(regime, folder + "/cells/" + fields[0]), {}, {}};
+    for (const SweepCell& cell : layout.cells) {
+      Labelled l{"", load(regime, folder + "/" + cell.folder), layout.keys, cell.values,
+                 fmt::format("{}/{}/{}", regime, folder, cell.folder)};
       std::vector<std::string> assignments;
-      for (size_t a = 1; a <= axes; ++a) {
-        cell.axes.push_back(header[a]);
-        cell.values.push_back(fields[a]);
-        assignments.push_back(header[a] + " = " + fields[a]);
+      for (size_t a = 0; a < layout.keys.size(); ++a) {
+        assignments.push_back(layout.keys[a] + " = " + cell.values[a]);
       }
-      cell.label = fmt::format("{}", fmt::join(assignments, ", "));
-      out.push_back(std::move(cell));
+      l.label = fmt::format("{}", fmt::join(assignments, ", "));
+      out.push_back(std::move(l));
     }
-    if (out.empty()) fail("{}: no cells", path);
     return out;
   }
 
   std::string out_dir_;
   int seeds_ = 0;
+  std::vector<std::string> sources_;
 };
 
 const MethodResult& method_in(const Labelled& c, const std::string& spec,
@@ -155,44 +161,38 @@ const MethodResult& method_in(const Labelled& c, const std::string& spec,
   for (const MethodResult& m : c.comparison.methods) {
     if (m.spec == spec) return m;
   }
-  fail("{}: no method '{}' in the comparison{}{}", where, spec, c.label.empty() ? "" : " of ",
-       c.label);
+  fail("{}: no method '{}' in {}{}", where, spec, c.where,
+       c.label.empty() ? "" : " (" + c.label + ")");
 }
 
-// A number anywhere in a summary.json document (depth first), or NaN.
-double find_number(const nlohmann::json& j, const std::string& key) {
-  if (!j.is_object()) return kNotAvailable;
-  const auto it = j.find(key);
-  if (it != j.end() && it->is_number()) return it->get<double>();
+// Every path at which `key` holds a number in a summary.json document ("method_stats.x").
+void find_numbers(const nlohmann::json& j, const std::string& key, const std::string& path,
+                  std::vector<std::pair<std::string, double>>& found) {
+  if (!j.is_object()) return;
   for (const auto& [name, child] : j.items()) {
-    const double v = find_number(child, key);
-    if (!std::isnan(v)) return v;
+    const std::string here = path.empty() ? name : path + "." + name;
+    if (name == key && child.is_number()) found.emplace_back(here, child.get<double>());
+    find_numbers(child, key, here, found);
   }
-  return kNotAvailable;
 }
-
-struct SeedValue {
-  double value = kNotAvailable;
-  bool censored = false;
-};
 
 SeedValue seed_value(const CheckSpec& c, const SeedRun& r, const std::string& base) {
-  if (c.metric.rfind("summary:", 0) == 0) {
-    const std::string key = c.metric.substr(8), path = base + "/" + r.folder + "/summary.json";
-    const double v = find_number(nlohmann::json::parse(read_file(path)), key);
-    if (std::isnan(v)) fail("{}: no number '{}' (claims file: metric {})", path, key, c.metric);
-    return {v, false};
+  if (c.seed_metric != nullptr) return c.seed_metric->of(r);
+  const std::string key = c.metric.substr(8), path = base + "/" + r.folder + "/summary.json";
+  nlohmann::json summary;
+  try {
+    summary = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not a JSON document ({})", path, e.what());
   }
-  const std::string& m = c.metric;
-  if (m == "steps_to_target") return {r.reached ? r.steps_to_target : r.end_steps, !r.reached};
-  if (m == "time_to_target") return {r.reached ? r.time_to_target : r.end_time, !r.reached};
-  if (m == "work_to_target") return {r.reached ? r.work_to_target : r.end_work, !r.reached};
-  if (m == "step_time") return {r.step_time, false};
-  if (m == "units_per_job") return {r.units_per_job, false};
-  if (m == "final_loss") return {r.final_loss, false};
-  if (m == "tilde_loss") return {r.tilde_loss, false};
-  if (m == "grad_norm_sq") return {r.grad_norm_sq, false};
-  return {r.test_accuracy, false};
+  std::vector<std::pair<std::string, double>> found;
+  find_numbers(summary, key, "", found);
+  if (found.empty()) fail("{}: no number '{}' (claims file: metric {})", path, key, c.metric);
+  if (found.size() > 1) {
+    fail("{}: '{}' at {} and {}: name one by a key that occurs once", path, key, found[0].first,
+         found[1].first);
+  }
+  return {found.front().second, false};
 }
 
 // What the censored seeds make of an estimate: the true value is at least (lower bound) or at
@@ -219,8 +219,8 @@ Outcome judge_interval(const CheckSpec& c, const Estimate& e, Bound bound) {
       if (e.high < x && upper_ok) return Outcome::kFails;
       if (e.low > c.bounds[1] && lower_ok) return Outcome::kFails;
       break;
-    case Rule::kReaches:
-      if (e.low <= x && upper_ok) return Outcome::kHolds;
+    case Rule::kReaches:  // [x, y]: significant (below y) and reaching x
+      if (e.low <= x && e.high < c.bounds[1] && upper_ok) return Outcome::kHolds;
       if (e.low > x && lower_ok) return Outcome::kFails;
       break;
     case Rule::kEquals:
@@ -230,13 +230,16 @@ Outcome judge_interval(const CheckSpec& c, const Estimate& e, Bound bound) {
   return Outcome::kUndecided;
 }
 
-// One method's case of a ratio, difference or value check. `other` is null for a value.
-ClaimCase judge_values(const CheckSpec& c, size_t method_index, const MethodResult& m,
-                       const MethodResult* other, const std::string& base) {
-  ClaimCase out;
+// A method's values over seeds, paired by seed with `other`'s (null for a value).
+struct Pairs {
   std::vector<double> mine, theirs;
   bool mine_censored = false, theirs_censored = false;
   int diverged = 0;
+};
+
+Pairs collect(const CheckSpec& c, const MethodResult& m, const MethodResult* other,
+              const std::string& base) {
+  Pairs p;
   for (const SeedRun& r : m.runs) {
     const SeedRun* o = nullptr;
     if (other != nullptr) {
@@ -245,47 +248,64 @@ ClaimCase judge_values(const CheckSpec& c, size_t method_index, const MethodResu
       }
       if (o == nullptr) continue;
     }
-    diverged += (r.diverged || (o != nullptr && o->diverged)) ? 1 : 0;
+    p.diverged += (r.diverged || (o != nullptr && o->diverged)) ? 1 : 0;
     SeedValue v = seed_value(c, r, base);
     if (c.distance) v.value = std::sqrt(std::max(0.0, v.value - c.minimum) / c.curvature);
-    mine.push_back(v.value);
-    mine_censored = mine_censored || v.censored;
+    p.mine.push_back(v.value);
+    p.mine_censored = p.mine_censored || v.censored;
     if (o != nullptr) {
       const SeedValue w = seed_value(c, *o, base);
-      theirs.push_back(w.value);
-      theirs_censored = theirs_censored || w.censored;
+      p.theirs.push_back(w.value);
+      p.theirs_censored = p.theirs_censored || w.censored;
     }
   }
-  if (c.compare == Compare::kRatio) {
-    out.estimate = paired_ratio(mine, theirs);
-  } else if (c.compare == Compare::kDifference) {
+  return p;
+}
+
+Estimate estimate_of(const CheckSpec& c, const Pairs& p) {
+  if (c.compare == Compare::kRatio) return paired_ratio(p.mine, p.theirs);
+  if (c.compare == Compare::kDifference) {
     std::vector<double> differences;
-    for (size_t k = 0; k < mine.size(); ++k) differences.push_back(mine[k] - theirs[k]);
-    out.estimate = estimate(differences, Scale::kReal);
-  } else {
-    out.estimate = estimate(mine, c.metric == "test_accuracy" ? Scale::kProportion
-                                  : c.rule == Rule::kEquals   ? Scale::kReal
-                                                              : Scale::kPositive);
+    for (size_t k = 0; k < p.mine.size(); ++k) differences.push_back(p.mine[k] - p.theirs[k]);
+    return estimate(differences, Scale::kReal);
   }
-  const Bound bound = mine_censored && theirs_censored ? Bound::kUnknown
-                      : mine_censored                  ? Bound::kLower
-                      : theirs_censored                ? Bound::kUpper
-                                                       : Bound::kExact;
+  return estimate(p.mine, c.metric == "test_accuracy" ? Scale::kProportion
+                          : c.rule == Rule::kEquals   ? Scale::kReal
+                                                      : Scale::kPositive);
+}
+
+// `equals`: every seed's value near the expected one (undecided with fewer than two values).
+Outcome judge_equals(const CheckSpec& c, double expected, const std::vector<double>& values) {
+  if (values.size() < 2 ||
+      std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) {
+    return Outcome::kUndecided;
+  }
+  const bool near = std::all_of(values.begin(), values.end(),
+                                [&](double v) { return std::abs(v - expected) <= c.tolerance; });
+  return near ? Outcome::kHolds : Outcome::kFails;
+}
+
+// One method's case of a ratio, difference or value check. `other` is null for a value.
+ClaimCase judge_values(const CheckSpec& c, size_t method_index, const MethodResult& m,
+                       const MethodResult* other, const std::string& base) {
+  const Pairs p = collect(c, m, other, base);
+  ClaimCase out;
+  out.estimate = estimate_of(c, p);
+  const Bound bound = p.mine_censored && p.theirs_censored ? Bound::kUnknown
+                      : p.mine_censored                    ? Bound::kLower
+                      : p.theirs_censored                  ? Bound::kUpper
+                                                           : Bound::kExact;
   out.bound = bound == Bound::kLower     ? "lower bound"
               : bound == Bound::kUpper   ? "upper bound"
               : bound == Bound::kUnknown ? "unknown (both censored)"
                                          : "";
-  if (diverged > 0) {
-    out.detail = fmt::format("{} seed{} diverged", diverged, diverged == 1 ? "" : "s");
+  if (p.diverged > 0) {
+    out.detail = fmt::format("{} seed{} diverged", p.diverged, p.diverged == 1 ? "" : "s");
     return out;
   }
   if (c.rule == Rule::kEquals) {
-    const double expected = c.bounds[method_index];
-    const bool near = !mine.empty() && std::all_of(mine.begin(), mine.end(), [&](double v) {
-      return std::abs(v - expected) <= c.tolerance;
-    });
-    out.outcome = near ? Outcome::kHolds : Outcome::kFails;
-    out.detail = fmt::format("expected {:g} ± {:g}", expected, c.tolerance);
+    out.detail = fmt::format("expected {:g} ± {:g}", c.bounds[method_index], c.tolerance);
+    out.outcome = judge_equals(c, c.bounds[method_index], p.mine);
     return out;
   }
   out.outcome = judge_interval(c, out.estimate, bound);
@@ -302,6 +322,7 @@ ClaimCase judge_group(const Group& g, const Labelled& c, const std::string& wher
   const Verdict v = decide(sub);
   ClaimCase out;
   out.label = c.label.empty() ? g.label : c.label + " · " + g.label;
+  out.setting = c.label;
   out.detail = describe_verdict(sub, v);
   if (v.outcome == Verdict::Outcome::kNoneReached) return out;
   std::vector<int> top = {v.leader};
@@ -313,6 +334,31 @@ ClaimCase judge_group(const Group& g, const Labelled& c, const std::string& wher
   return out;
 }
 
+// `every` over the cases: a failing case fails the check, unless the check holds in another
+// setting (a sweep cell, a folder judged separately): then it depends on the regime.
+Outcome every_case(const std::vector<ClaimCase>& cases) {
+  std::vector<std::string> settings;
+  for (const ClaimCase& c : cases) {
+    if (std::find(settings.begin(), settings.end(), c.setting) == settings.end()) {
+      settings.push_back(c.setting);
+    }
+  }
+  size_t holds = 0, fails = 0;
+  for (const std::string& setting : settings) {
+    bool all_hold = true, any_fails = false;
+    for (const ClaimCase& c : cases) {
+      if (c.setting != setting) continue;
+      all_hold = all_hold && c.outcome == Outcome::kHolds;
+      any_fails = any_fails || c.outcome == Outcome::kFails;
+    }
+    holds += all_hold ? 1 : 0;
+    fails += any_fails ? 1 : 0;
+  }
+  if (holds == settings.size()) return Outcome::kHolds;
+  if (fails > 0) return holds > 0 ? Outcome::kRegimeDependent : Outcome::kFails;
+  return Outcome::kUndecided;
+}
+
 Outcome combine(Quantifier q, const std::vector<ClaimCase>& cases) {
   size_t holds = 0, fails = 0;
   for (const ClaimCase& c : cases) {
@@ -322,10 +368,7 @@ Outcome combine(Quantifier q, const std::vector<ClaimCase>& cases) {
   const size_t n = cases.size();
   switch (q) {
     case Quantifier::kEvery:
-      if (holds == n) return Outcome::kHolds;
-      if (fails == n) return Outcome::kFails;
-      if (holds > 0 && fails > 0) return Outcome::kRegimeDependent;
-      break;
+      return every_case(cases);
     case Quantifier::kSome:
       if (holds > 0) return Outcome::kHolds;
       if (fails == n) return Outcome::kFails;
@@ -354,7 +397,7 @@ std::vector<Labelled> gather(const CheckSpec& c, const std::vector<std::string>&
 
 CheckResult judge_check(const CheckSpec& c, const std::string& regime, Results& results,
                         const std::string& where) {
-  CheckResult out{c.name, describe_rule(c), {}, Outcome::kUndecided, c.informative};
+  CheckResult out{c.name, claims::describe_rule(c), {}, Outcome::kUndecided, c.informative};
   const std::vector<Labelled> comparisons = gather(c, c.in, regime, results);
   if (c.rule == Rule::kLeads) {
     for (const Labelled& l : comparisons) {
@@ -368,6 +411,10 @@ CheckResult judge_check(const CheckSpec& c, const std::string& regime, Results& 
     }
     for (size_t k = 0; k < comparisons.size(); ++k) {
       const Labelled& l = comparisons[k];
+      if (!others.empty() && others[k].values != l.values) {
+        fail("{}: {} and {} are not the same cell of their sweeps ({} against {})", where, l.where,
+             others[k].where, l.label, others[k].label);
+      }
       for (size_t i = 0; i < c.methods.size(); ++i) {
         const MethodResult& m = method_in(l, c.methods[i], where);
         const MethodResult* other = nullptr;
@@ -377,6 +424,7 @@ CheckResult judge_check(const CheckSpec& c, const std::string& regime, Results& 
         }
         ClaimCase one = judge_values(c, i, m, other, results.base(regime));
         one.label = l.label.empty() ? m.spec : l.label + " · " + m.spec;
+        one.setting = l.label;
         out.cases.push_back(std::move(one));
       }
     }
@@ -414,7 +462,7 @@ ClaimsTable judge_table(const TableSpec& t, Results& results) {
 }  // namespace
 
 ClaimsResult evaluate_claims(const std::string& path, const std::string& out_dir) {
-  const ClaimsFile file = read_claims_file(path);
+  const ClaimsFile file = claims::read_claims_file(path);
   Results results(out_dir);
   ClaimsResult out;
   out.title = file.title;
@@ -426,7 +474,8 @@ ClaimsResult evaluate_claims(const std::string& path, const std::string& out_dir
     for (const std::string& regime : spec.regimes) {
       ClaimResult claim{spec.id, spec.words, spec.paper, regime, {}, ""};
       for (size_t k = 0; k < spec.checks.size(); ++k) {
-        const std::string where = fmt::format("{}: claim {}, check {}", path, i + 1, k + 1);
+        const std::string where =
+            fmt::format("{}: claim '{}', check '{}'", path, spec.id, spec.checks[k].name);
         claim.checks.push_back(judge_check(spec.checks[k], regime, results, where));
       }
       claim.verdict = claim_verdict(claim.checks);
@@ -434,14 +483,10 @@ ClaimsResult evaluate_claims(const std::string& path, const std::string& out_dir
     }
   }
   for (const TableSpec& t : file.tables) {
-    if (std::none_of(file.regimes.begin(), file.regimes.end(),
-                     [&](const RegimeInfo& r) { return r.name == t.regime; })) {
-      fail("{}: table '{}': regime '{}' is not one of the [[regime]] entries", path, t.title,
-           t.regime);
-    }
     out.tables.push_back(judge_table(t, results));
   }
   out.seeds = results.seeds();
+  out.sources = results.sources();
   return out;
 }
 

@@ -125,6 +125,8 @@ class Entry {
   }
 
   const std::string& where() const { return where_; }
+  // Names the entry by what it is once that is read ("claim '3', check 'fewer steps'").
+  void set_where(std::string where) { where_ = std::move(where); }
 
  private:
   const toml::table& table_;
@@ -132,15 +134,40 @@ class Entry {
   std::set<std::string> read_;
 };
 
-const std::vector<std::string> kMetrics = {"steps_to_target", "time_to_target", "work_to_target",
-                                           "step_time",       "units_per_job",  "final_loss",
-                                           "tilde_loss",      "grad_norm_sq",   "test_accuracy"};
+// A metric that a seed that missed the target has only as a lower bound (its end value).
+template <double SeedRun::*kAtTarget, double SeedRun::*kAtEnd>
+SeedValue to_target(const SeedRun& r) {
+  return {r.reached ? r.*kAtTarget : r.*kAtEnd, !r.reached};
+}
+template <double SeedRun::*kField>
+SeedValue plain(const SeedRun& r) {
+  return {r.*kField, false};
+}
+
+constexpr SeedMetric kSeedMetrics[] = {
+    {"steps_to_target", to_target<&SeedRun::steps_to_target, &SeedRun::end_steps>},
+    {"time_to_target", to_target<&SeedRun::time_to_target, &SeedRun::end_time>},
+    {"work_to_target", to_target<&SeedRun::work_to_target, &SeedRun::end_work>},
+    {"step_time", plain<&SeedRun::step_time>},
+    {"units_per_job", plain<&SeedRun::units_per_job>},
+    {"units_per_worker_step", plain<&SeedRun::units_per_worker_step>},
+    {"final_loss", plain<&SeedRun::final_loss>},
+    {"tilde_loss", plain<&SeedRun::tilde_loss>},
+    {"grad_norm_sq", plain<&SeedRun::grad_norm_sq>},
+    {"test_accuracy", plain<&SeedRun::test_accuracy>},
+};
 
 std::vector<Group> read_groups(Entry& e) {
   std::vector<Group> groups;
   for (Entry& g : e.entries("groups", "group")) {
-    groups.push_back(Group{g.text("label"), g.texts("candidates", true), g.texts("rivals", true)});
+    Group group{g.text("label"), g.texts("candidates", true), g.texts("rivals", true)};
+    for (const std::string& spec : group.candidates) {
+      if (std::find(group.rivals.begin(), group.rivals.end(), spec) != group.rivals.end()) {
+        g.bad("rivals", fmt::format("methods that are not candidates ('{}' is both)", spec));
+      }
+    }
     g.finish();
+    groups.push_back(std::move(group));
   }
   if (groups.empty()) e.bad("groups", "at least one group (label, candidates, rivals) for leads");
   return groups;
@@ -154,55 +181,85 @@ void read_rule(Entry& e, CheckSpec& c) {
     c.groups = read_groups(e);
     return;
   }
-  c.bounds = e.numbers(c.rule == Rule::kWithin ? "bounds" : "bound");
-  if (c.rule == Rule::kWithin && (c.bounds.size() != 2 || !(c.bounds[0] < c.bounds[1]))) {
-    e.bad("bounds", "two numbers [low, high] with low < high");
+  const bool two = c.rule == Rule::kWithin || c.rule == Rule::kReaches;
+  c.bounds = e.numbers(two ? "bounds" : "bound");
+  if (two && (c.bounds.size() != 2 || !(c.bounds[0] < c.bounds[1]))) {
+    e.bad("bounds", c.rule == Rule::kWithin
+                        ? "two numbers [low, high] with low < high"
+                        : "two numbers [x, y] with x < y (the interval must reach x and lie "
+                          "below y)");
   }
   if (c.rule == Rule::kEquals) {
+    if (c.compare != Compare::kValue) e.bad("rule", "equals only with compare = \"value\"");
     if (c.bounds.size() != c.methods.size()) {
       e.bad("bound", fmt::format("one expected value per method ({})", c.methods.size()));
     }
     c.tolerance = e.number("tolerance", -1);
     if (!(c.tolerance >= 0)) e.bad("tolerance", "a number >= 0 (how near each value must be)");
-  } else if (c.rule != Rule::kWithin && c.bounds.size() != 1) {
+  } else if (!two && c.bounds.size() != 1) {
     e.bad("bound", "one number");
   }
 }
 
-CheckSpec read_check(Entry& e) {
+// What the methods are held against: required for ratios and differences, refused for values.
+void read_against(Entry& e, CheckSpec& c) {
+  c.against_in = e.texts("against_in", false);
+  c.against = e.text_or("against", "");
+  if (c.compare == Compare::kValue) {
+    if (!c.against.empty() || !c.against_in.empty()) {
+      e.bad("compare", "ratio or difference with against or against_in (value compares nothing)");
+    }
+    return;
+  }
+  if (c.against.empty() && c.against_in.empty()) {
+    e.bad("against", "a method spec (or against_in: other folders) to compare the methods with");
+  }
+  if (c.against_in.empty() &&
+      std::find(c.methods.begin(), c.methods.end(), c.against) != c.methods.end()) {
+    e.bad("against", fmt::format("a method other than the compared ones (got '{}': a method "
+                                 "against itself is always a tie)",
+                                 c.against));
+  }
+}
+
+void read_transform(Entry& e, CheckSpec& c) {
+  const std::string transform = e.text_or("transform", "");
+  if (transform.empty()) return;
+  if (transform != "distance") e.bad("transform", "\"distance\" or no key");
+  if (c.compare != Compare::kValue) e.bad("transform", "no key unless compare = \"value\"");
+  c.distance = true;
+  if (!e.has("minimum")) e.bad("minimum", "a number (the quadratic's minimum value)");
+  c.minimum = e.number("minimum", 0);
+  c.curvature = e.number("curvature", 1);
+  if (!(c.curvature > 0)) e.bad("curvature", "a number > 0");
+}
+
+CheckSpec read_check(Entry& e, const std::string& claim) {
   CheckSpec c;
   c.name = e.text("name");
+  e.set_where(fmt::format("claim '{}', check '{}'", claim, c.name));
   c.in = e.texts("in", true);
   c.separately = e.flag("separately");
   c.informative = e.flag("informative");
-  c.compare = static_cast<Compare>(e.choice("compare", {"ratio", "difference", "value"}, "ratio"));
   c.quantifier =
       static_cast<Quantifier>(e.choice("quantifier", {"every", "some", "most"}, "every"));
   if (e.has("rule") && e.text_or("rule", "") == "leads") {
+    for (const char* key : {"compare", "methods", "metric", "against", "against_in"}) {
+      if (e.has(key)) e.bad(key, "no key with rule = \"leads\" (its groups name the methods)");
+    }
     read_rule(e, c);
     e.finish();
     return c;
   }
+  c.compare = static_cast<Compare>(e.choice("compare", {"ratio", "difference", "value"}, "ratio"));
   c.methods = e.texts("methods", true);
-  c.against_in = e.texts("against_in", false);
-  c.against = e.text_or("against", "");
+  read_against(e, c);
   c.metric = e.text("metric");
-  if (c.metric.rfind("summary:", 0) != 0 &&
-      std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end()) {
-    e.bad("metric", fmt::format("summary:KEY or one of {}", fmt::join(kMetrics, ", ")));
+  c.seed_metric = find_seed_metric(c.metric);
+  if (c.metric.rfind("summary:", 0) != 0 && c.seed_metric == nullptr) {
+    e.bad("metric", "summary:KEY or one of " + seed_metric_names());
   }
-  if (c.compare == Compare::kValue && (!c.against.empty() || !c.against_in.empty())) {
-    e.bad("compare", "ratio or difference with against or against_in (value compares nothing)");
-  }
-  const std::string transform = e.text_or("transform", "");
-  if (!transform.empty()) {
-    if (transform != "distance") e.bad("transform", "\"distance\" or no key");
-    if (c.compare != Compare::kValue) e.bad("transform", "no key unless compare = \"value\"");
-    c.distance = true;
-    c.minimum = e.number("minimum", 0);
-    c.curvature = e.number("curvature", 1);
-    if (!(c.curvature > 0)) e.bad("curvature", "a number > 0");
-  }
+  read_transform(e, c);
   read_rule(e, c);
   e.finish();
   return c;
@@ -211,6 +268,7 @@ CheckSpec read_check(Entry& e) {
 ClaimSpec read_claim(Entry& e, const std::vector<RegimeInfo>& regimes) {
   ClaimSpec claim;
   claim.id = e.text("id");
+  e.set_where(fmt::format("claim '{}'", claim.id));
   claim.words = e.text("words");
   claim.paper = e.text("paper");
   claim.regimes = e.texts("regimes", false);
@@ -223,10 +281,22 @@ ClaimSpec read_claim(Entry& e, const std::vector<RegimeInfo>& regimes) {
   if (claim.regimes.empty()) {
     for (const RegimeInfo& r : regimes) claim.regimes.push_back(r.name);
   }
-  for (Entry& check : e.entries("check", "check")) claim.checks.push_back(read_check(check));
+  for (Entry& check : e.entries("check", "check")) {
+    claim.checks.push_back(read_check(check, claim.id));
+    for (size_t k = 0; k + 1 < claim.checks.size(); ++k) {
+      if (claim.checks[k].name == claim.checks.back().name) {
+        e.bad("check", fmt::format("checks of different names ('{}' twice)", claim.checks[k].name));
+      }
+    }
+  }
   if (claim.checks.empty()) e.bad("check", "at least one [[claim.check]]");
   e.finish();
   return claim;
+}
+
+bool is_regime(const std::vector<RegimeInfo>& regimes, const std::string& name) {
+  return std::any_of(regimes.begin(), regimes.end(),
+                     [&](const RegimeInfo& r) { return r.name == name; });
 }
 
 }  // namespace
@@ -246,18 +316,42 @@ ClaimsFile read_claims_file(const std::string& path) {
   f.setup = top.text("setup");
   f.quick_note = top.text_or("quick_note", "");
   for (Entry& r : top.entries("regime", "regime")) {
-    f.regimes.push_back(RegimeInfo{r.text("name"), r.text("title")});
+    RegimeInfo regime{r.text("name"), r.text("title")};
+    if (is_regime(f.regimes, regime.name)) r.bad("name", "a name no other regime has");
+    f.regimes.push_back(std::move(regime));
     r.finish();
   }
   if (f.regimes.empty()) top.bad("regime", "at least one [[regime]] (name, title)");
-  for (Entry& c : top.entries("claim", "claim")) f.claims.push_back(read_claim(c, f.regimes));
+  for (Entry& c : top.entries("claim", "claim")) {
+    ClaimSpec claim = read_claim(c, f.regimes);
+    for (const ClaimSpec& other : f.claims) {
+      if (other.id == claim.id)
+        c.bad("id", fmt::format("an id no other claim has ('{}' twice)", claim.id));
+    }
+    f.claims.push_back(std::move(claim));
+  }
   if (f.claims.empty()) top.bad("claim", "at least one [[claim]]");
   for (Entry& t : top.entries("table", "table")) {
-    f.tables.push_back(TableSpec{t.text("title"), t.text("in"), t.text("regime")});
+    TableSpec table{t.text("title"), t.text("in"), t.text("regime")};
+    if (!is_regime(f.regimes, table.regime)) t.bad("regime", "the name of a [[regime]] entry");
+    f.tables.push_back(std::move(table));
     t.finish();
   }
   top.finish();
   return f;
+}
+
+const SeedMetric* find_seed_metric(const std::string& name) {
+  for (const SeedMetric& m : kSeedMetrics) {
+    if (name == m.name) return &m;
+  }
+  return nullptr;
+}
+
+std::string seed_metric_names() {
+  std::vector<std::string> names;
+  for (const SeedMetric& m : kSeedMetrics) names.emplace_back(m.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string describe_rule(const CheckSpec& c) {
@@ -277,8 +371,10 @@ std::string describe_rule(const CheckSpec& c) {
       rule = fmt::format("{}'s 95 % interval below {:g}", quantity, c.bounds[0]);
       break;
     case Rule::kReaches:
-      rule = fmt::format("{}'s 95 % interval reaches {:g} (its low end at or below it)", quantity,
-                         c.bounds[0]);
+      rule = fmt::format(
+          "{}'s 95 % interval below {:g} (a significant effect) and reaching {:g} (its low end at "
+          "or below it: the paper's number is not excluded)",
+          quantity, c.bounds[1], c.bounds[0]);
       break;
     case Rule::kEquals:
       rule = fmt::format("every seed's value within {:g} of the expected one", c.tolerance);

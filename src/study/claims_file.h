@@ -5,9 +5,27 @@
 #include <string>
 #include <vector>
 
+#include "pacer/report/comparison.h"
 #include "pacer/study/claims.h"
 
 namespace pacer::claims {
+
+// One seed's value of a metric, and whether it is a lower bound (the seed missed the target: its
+// end value stands in).
+struct SeedValue {
+  double value = kNotAvailable;
+  bool censored = false;
+};
+
+// A metric of a seed run that a check may name (the one list the reader and the evaluator share).
+struct SeedMetric {
+  const char* name;
+  SeedValue (*of)(const SeedRun&);
+};
+// The metric called `name`, or null.
+const SeedMetric* find_seed_metric(const std::string& name);
+// The names of every metric, for errors.
+std::string seed_metric_names();
 
 enum class Compare { kRatio, kDifference, kValue };
 enum class Rule { kWithin, kAbove, kBelow, kReaches, kEquals, kLeads };
@@ -25,13 +43,16 @@ struct CheckSpec {
   bool informative = false;  // reported, but not part of the claim's verdict
   std::vector<std::string> methods;
   Compare compare = Compare::kRatio;
-  std::string against;                // "" = the method itself (in against_in)
-  std::string metric;                 // a SeedRun quantity or "summary:KEY"
-  bool distance = false;              // transform = "distance"
-  double minimum = 0, curvature = 1;  // of the distance transform
+  std::string against;                      // "" = the method itself (in against_in)
+  std::string metric;                       // a SeedMetric's name or "summary:KEY"
+  const SeedMetric* seed_metric = nullptr;  // null for "summary:KEY"
+  bool distance = false;                    // transform = "distance"
+  double minimum = 0, curvature = 1;        // of the distance transform
   Rule rule = Rule::kWithin;
-  std::vector<double> bounds;  // within: 2; above, below, reaches: 1; equals: one per method
-  double tolerance = 0;        // equals
+  // within, reaches: 2 ([a, b]; reaches: [x, significance]); above, below: 1; equals: one per
+  // method.
+  std::vector<double> bounds;
+  double tolerance = 0;  // equals
   Quantifier quantifier = Quantifier::kEvery;
   std::vector<Group> groups;  // leads
 };

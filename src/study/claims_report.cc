@@ -61,8 +61,12 @@ std::string check_section(const CheckResult& check) {
 std::string claim_sections(const ClaimsResult& r) {
   std::string md;
   for (const ClaimResult* first : distinct_claims(r)) {
-    md +=
-        fmt::format("## Claim {}: {}\n\nThe paper: {}.\n\n", first->id, first->words, first->paper);
+    const bool measured_only =
+        std::all_of(first->checks.begin(), first->checks.end(),
+                    [](const CheckResult& check) { return check.informative; });
+    md += measured_only ? fmt::format("## Also measured ({}): {}\n\n", first->id, first->words)
+                        : fmt::format("## Claim {}: {}\n\nThe paper: {}.\n\n", first->id,
+                                      first->words, first->paper);
     for (const ClaimResult& c : r.claims) {
       if (c.id != first->id) continue;
       md += fmt::format("### {} regime: {}\n\n", c.regime, c.verdict);
@@ -150,7 +154,14 @@ std::string claims_report(const ClaimsResult& r, const ClaimsRunInfo& info) {
         "is not reproduced if a check fails, regime-dependent if a check holds in some cases "
         "and fails in others, undecided if a check is, and reproduced when every check "
         "holds.\n\n";
-  return md + claim_sections(r) + table_sections(r);
+  md += claim_sections(r) + table_sections(r);
+  md +=
+      "## The comparisons behind the numbers\n\nEach with its own report.md (every method's "
+      "table, figures, verdict and each method against the baseline, paired over seeds):\n\n";
+  for (const std::string& source : r.sources) {
+    md += fmt::format("* [{0}]({0}/report.md)\n", source);
+  }
+  return md;
 }
 
 std::string claims_csv(const ClaimsResult& r) {

@@ -87,6 +87,36 @@ std::vector<SweepCell> sweep_cells(const std::vector<SweepAxis>& axes) {
   return cells;
 }
 
+SweepLayout read_sweep_layout(const std::string& sweep_dir) {
+  const std::string path = sweep_dir + "/sweep.csv";
+  const std::vector<std::string> lines = split(read_file(path), '\n');
+  const std::vector<std::string> header = split(lines.front(), ',');
+  const auto rank = std::find(header.begin(), header.end(), "rank");
+  if (header.front() != "cell" || rank == header.end()) {
+    fail("{}: expected the header of a sweep (cell, the axes' keys, rank, ...)", path);
+  }
+  SweepLayout layout;
+  layout.keys.assign(header.begin() + 1, rank);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    const std::vector<std::string> fields = split(lines[i], ',');
+    if (fields.size() <= layout.keys.size())
+      fail("{}:{}: fewer fields than the header", path, i + 1);
+    if (!layout.cells.empty() && std::to_string(layout.cells.back().index) == fields[0]) continue;
+    SweepCell cell;
+    try {
+      cell.index = std::stoi(fields[0]);
+    } catch (const std::exception&) {
+      fail("{}:{}: the cell '{}' is not a number", path, i + 1, fields[0]);
+    }
+    cell.folder = fmt::format("cells/{}", cell.index);
+    cell.values.assign(fields.begin() + 1, fields.begin() + 1 + layout.keys.size());
+    layout.cells.push_back(std::move(cell));
+  }
+  if (layout.cells.empty()) fail("{}: no cells", path);
+  return layout;
+}
+
 SweepCellResult read_cell_result(const std::string& runs_csv, const std::string& compare_csv,
                                  const std::string& source) {
   SweepCellResult r;

@@ -2,8 +2,10 @@
 // worker's job is dropped and never computed, the master is told once, a worker comes back idle,
 // random failures repeat exactly for a seed, a timer fires at its time, and engine_stats counts
 // every worker's jobs, losses and rejoins under the keys every engine writes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -90,9 +92,12 @@ class KeepBusyMaster : public Master {
 };
 
 struct Fixture {
-  explicit Fixture(int n, double units = 1.0) : timing(n), computed(n) {
-    for (int i = 0; i < n; ++i) {
-      workers.push_back(std::make_unique<CountingWorker>(units, &computed[i]));
+  explicit Fixture(int n, double units = 1.0) : Fixture(std::vector<double>(n, units)) {}
+  // Worker i's jobs take units[i] seconds.
+  explicit Fixture(const std::vector<double>& units)
+      : timing(static_cast<int>(units.size())), computed(units.size()) {
+    for (size_t i = 0; i < units.size(); ++i) {
+      workers.push_back(std::make_unique<CountingWorker>(units[i], &computed[i]));
     }
   }
   UnitTiming timing;
@@ -310,6 +315,117 @@ TEST(SimulatorFaults, EngineStatsSayWhoIsLostAtTheEndAndSurviveACheckpoint) {
   EXPECT_EQ(reloaded, stats);
 }
 
+// With a deadline (engine.worker_timeout_s) the master learns of a death as a cluster engine's
+// does: when the job the dead worker was sent has gone unanswered for the deadline.
+TEST(SimulatorDeadline, ADeadWorkerIsDeclaredLostAtItsJobsDeadlineNotAtItsDeath) {
+  Fixture f(3, 2.0);  // every job takes 2 s
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 1, .time = 3.0}};  // in its second job, assigned at 2 s
+  plan.deadline = 5.0;
+  sim.set_faults(plan);
+  KeepBusyMaster master(12.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w1 = of_worker(master.log, 1);
+  ASSERT_EQ(w1.size(), 2u);
+  EXPECT_EQ(w1[0].what, "reply");
+  EXPECT_EQ(w1[1].what, "lost");
+  EXPECT_DOUBLE_EQ(w1[1].time, 7.0);    // 2 s + the 5 s deadline
+  EXPECT_EQ(f.computed[1].size(), 1u);  // the job it died in was never computed
+  EXPECT_FALSE(sim.alive(1));
+  EXPECT_EQ(sim.stats().workers.total_losses(), 1);
+  EXPECT_EQ(sim.stats().workers.workers[1].last_loss_time, 7.0);
+  EXPECT_DOUBLE_EQ(sim.stats().workers.workers[1].busy_time, 3.0);  // 2 s, then 1 s until death
+  EXPECT_EQ(of_worker(master.log, 0).size(), 6u);                   // replies at 2, 4, ..., 12
+}
+
+TEST(SimulatorDeadline, ASlowWorkerIsLostAtTheDeadlineAndBackWithItsLateReply) {
+  Fixture f(std::vector<double>{10.0, 1.0});  // worker 0 takes 10 s per job, worker 1 1 s
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.deadline = 4.0;
+  sim.set_faults(plan);
+  KeepBusyMaster master(16.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w0 = of_worker(master.log, 0);
+  // Lost at 4 (assigned at 0), back at 10 with its late reply (dropped: no "reply"), sent a new
+  // job at once, lost again at 14.
+  ASSERT_EQ(w0.size(), 3u);
+  EXPECT_EQ(w0[0].what, "lost");
+  EXPECT_DOUBLE_EQ(w0[0].time, 4.0);
+  EXPECT_EQ(w0[1].what, "rejoined");
+  EXPECT_DOUBLE_EQ(w0[1].time, 10.0);
+  EXPECT_EQ(w0[2].what, "lost");
+  EXPECT_DOUBLE_EQ(w0[2].time, 14.0);
+  EXPECT_EQ(sim.stats().workers.total_rejoins(), 1);
+  EXPECT_EQ(sim.stats().workers.total_losses(), 2);
+  // A reply on the deadline itself is in time: with a 10 s deadline worker 0 is never lost.
+  Fixture g(std::vector<double>{10.0, 1.0});
+  Simulator on_time(g.timing, CommModel{}, 1);
+  plan.deadline = 10.0;
+  on_time.set_faults(plan);
+  KeepBusyMaster other(16.0);
+  on_time.run(other, g.workers);
+  EXPECT_EQ(on_time.stats().workers.total_losses(), 0);
+  EXPECT_EQ(of_worker(other.log, 0).size(), 1u);  // its reply at 10
+}
+
+TEST(SimulatorDeadline, AWorkerDeadWhileIdleIsLostAtTheDeadlineOfItsNextJob) {
+  Fixture f(2, 2.0);
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 0, .time = 2.0}};  // the instant its first reply is delivered
+  plan.deadline = 3.0;
+  sim.set_faults(plan);
+  KeepBusyMaster master(9.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w0 = of_worker(master.log, 0);
+  ASSERT_EQ(w0.size(), 2u);
+  EXPECT_EQ(w0[0].what, "reply");
+  EXPECT_EQ(w0[1].what, "lost");
+  // The kill at 2 s follows the reply at 2 s (pushed first): the job sent then never answers.
+  EXPECT_DOUBLE_EQ(w0[1].time, 5.0);
+}
+
+TEST(SimulatorDeadline, TheSameRunTwiceIsTheSameAndSurvivesACheckpoint) {
+  auto run = [](bool checkpointed) {
+    Fixture f(std::vector<double>{3.0, 1.0, 1.5});
+    Simulator sim(f.timing, CommModel{}, 7);
+    FaultPlan plan;
+    plan.kills = {{.worker = 2, .time = 4.0}};
+    plan.deadline = 2.5;
+    sim.set_faults(plan);
+    KeepBusyMaster master(20.0);
+    if (checkpointed) {
+      // Save and load the simulator at a quiet point in the middle of the run.
+      bool done = false;
+      sim.set_quiet_point([&] {
+        if (done || sim.now() < 6.0) return;
+        done = true;
+        StateArchive saved = StateArchive::for_saving();
+        sim.checkpoint(saved);
+        StateArchive loading = StateArchive::for_loading(saved.bytes(), "simulator");
+        sim.checkpoint(loading);
+        loading.expect_end();
+      });
+    }
+    sim.run(master, f.workers);
+    std::vector<std::string> out;
+    for (const Happening& h : master.log) {
+      out.push_back(fmt::format("{} {} {}", h.what, h.worker, h.time));
+    }
+    return out;
+  };
+  const std::vector<std::string> plain = run(false);
+  EXPECT_EQ(run(false), plain);
+  EXPECT_EQ(run(true), plain);
+  // Worker 2 died at 4 s in its job sent at 3 s; worker 0 (3 s jobs) is lost at every deadline
+  // and back with every late reply.
+  EXPECT_NE(std::find(plain.begin(), plain.end(), "lost 2 5.5"), plain.end());
+  EXPECT_NE(std::find(plain.begin(), plain.end(), "lost 0 2.5"), plain.end());
+  EXPECT_NE(std::find(plain.begin(), plain.end(), "rejoined 0 3"), plain.end());
+}
+
 TEST(WorkerStatistics, IdleTimeIsNeverNegativeAndAnEmptyRunHasNoUtilisation) {
   EngineWorkerStatistics stats;
   stats.workers.resize(1);
@@ -379,6 +495,15 @@ TEST(FaultPlan, ReadsTheFaultsTableAndNamesBadKeys) {
   EXPECT_NE(fault_error("[faults]\nrejoin_after = 0\n").find("faults.rejoin_after"),
             std::string::npos);
   EXPECT_NE(fault_error("[faults]\nrate = -0.1\n").find("faults.rate"), std::string::npos);
+  EXPECT_DOUBLE_EQ(
+      read_fault_plan(Config::parse("[engine]\nworker_timeout_s = 2.5\n", "f.toml"), 4).deadline,
+      2.5);
+  EXPECT_NE(fault_error("[engine]\nworker_timeout_s = 0\n").find("engine.worker_timeout_s"),
+            std::string::npos);
+  EXPECT_NE(fault_error("[engine]\nworker_timeout_s = 3\n[faults]\nrejoin_after = 4\n")
+                .find("'faults.rejoin_after': expected no key with engine.worker_timeout_s"),
+            std::string::npos)
+      << fault_error("[engine]\nworker_timeout_s = 3\n[faults]\nrejoin_after = 4\n");
 }
 
 }  // namespace

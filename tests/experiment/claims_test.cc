@@ -67,11 +67,11 @@ std::string claims_file(const std::string& checks) {
 
 // One check comparing `methods` (TOML array text) with `against` on steps_to_target.
 std::string check(const std::string& rule, const std::string& methods = "[\"m\"]",
-                  const std::string& quantifier = "every") {
+                  const std::string& quantifier = "every", const std::string& name = "c") {
   return fmt::format(
-      "[[claim.check]]\nname = \"c\"\nin = [\"cmp\"]\nmethods = {}\nagainst = \"base\"\n"
+      "[[claim.check]]\nname = \"{}\"\nin = [\"cmp\"]\nmethods = {}\nagainst = \"base\"\n"
       "metric = \"steps_to_target\"\nquantifier = \"{}\"\n{}\n",
-      methods, quantifier, rule);
+      name, methods, quantifier, rule);
 }
 
 class Claims : public ::testing::Test {
@@ -95,8 +95,10 @@ TEST_F(Claims, EachRuleHoldsFailsOrIsUndecidedOnTheInterval) {
   EXPECT_EQ(case_outcome(kHalf, "rule = \"above\"\nbound = 1"), Outcome::kFails);
   EXPECT_EQ(case_outcome(kHalf, "rule = \"within\"\nbounds = [0.8, 1.25]"), Outcome::kFails);
   EXPECT_EQ(case_outcome(kHalf, "rule = \"within\"\nbounds = [0.4, 0.6]"), Outcome::kHolds);
-  EXPECT_EQ(case_outcome(kHalf, "rule = \"reaches\"\nbound = 0.55"), Outcome::kHolds);
-  EXPECT_EQ(case_outcome(kHalf, "rule = \"reaches\"\nbound = 0.3"), Outcome::kFails);
+  // reaches [x, y]: significant (below y) and the interval reaching x.
+  EXPECT_EQ(case_outcome(kHalf, "rule = \"reaches\"\nbounds = [0.55, 1]"), Outcome::kHolds);
+  EXPECT_EQ(case_outcome(kHalf, "rule = \"reaches\"\nbounds = [0.3, 1]"), Outcome::kFails);
+  EXPECT_EQ(case_outcome(kHalf, "rule = \"reaches\"\nbounds = [0.49, 0.5]"), Outcome::kUndecided);
   // The interval straddles 0.5: neither above nor below it.
   EXPECT_EQ(case_outcome(kHalf, "rule = \"below\"\nbound = 0.5"), Outcome::kUndecided);
 }
@@ -137,41 +139,48 @@ TEST_F(Claims, QuantifiersAndTheClaimsVerdict) {
   const auto verdict = [&](const std::string& quantifier, const std::string& rule) {
     return judge(three, check(rule, methods, quantifier)).claims.at(0).verdict;
   };
-  // half holds, same is a tie (undecided), double fails.
-  EXPECT_EQ(verdict("every", "rule = \"below\"\nbound = 1"), "regime-dependent");
+  // half holds, same is a tie (undecided), double fails: one counterexample fails "every" (the
+  // cases are methods of one comparison, not regimes).
+  EXPECT_EQ(verdict("every", "rule = \"below\"\nbound = 1"), "not reproduced");
   EXPECT_EQ(verdict("some", "rule = \"below\"\nbound = 1"), "reproduced");
   EXPECT_EQ(verdict("most", "rule = \"below\"\nbound = 1"), "undecided");
   EXPECT_EQ(verdict("every", "rule = \"below\"\nbound = 0.1"), "not reproduced");
   // half and same hold below 1.5, double fails.
   EXPECT_EQ(verdict("most", "rule = \"below\"\nbound = 1.5"), "reproduced");
   EXPECT_EQ(verdict("every", "rule = \"below\"\nbound = 3"), "reproduced");
+  // Nothing fails, something is undecided.
+  EXPECT_EQ(verdict("every", "rule = \"below\"\nbound = 2.5"), "reproduced");
+  EXPECT_EQ(verdict("every", "rule = \"above\"\nbound = 0.5"), "undecided");
 }
 
 TEST_F(Claims, AnInformativeCheckDoesNotDecideTheClaim) {
-  const std::string checks = check("rule = \"below\"\nbound = 1") +
-                             check("rule = \"above\"\nbound = 1\ninformative = true");
+  const std::string checks =
+      check("rule = \"below\"\nbound = 1") +
+      check("rule = \"above\"\nbound = 1\ninformative = true", "[\"m\"]", "every", "info");
   const ClaimsResult r = judge(kHalf, checks);
   EXPECT_EQ(r.claims[0].checks[1].outcome, Outcome::kFails);
   EXPECT_EQ(r.claims[0].verdict, "reproduced");
 }
 
 TEST_F(Claims, LeadsAppliesPacersVerdictRuleToEachGroup) {
-  const Methods m = {
-      {"base", {100, 80, 90, 96}}, {"fast", {50, 41, 44, 49}}, {"slow", {200, 161, 181, 190}}};
+  const Methods m = {{"base", {100, 80, 90, 96}},
+                     {"fast", {50, 41, 44, 49}},
+                     {"slow", {200, 161, 181, 190}},
+                     {"twin", {100, 80, 90, 96}}};
   const std::string leads =
       "[[claim.check]]\nname = \"lead\"\nin = [\"cmp\"]\nrule = \"leads\"\ngroups = [\n"
       "  { label = \"g1\", candidates = [\"fast\"], rivals = [\"base\", \"slow\"] },\n"
       "  { label = \"g2\", candidates = [\"slow\"], rivals = [\"base\"] },\n"
-      "  { label = \"g3\", candidates = [\"base\"], rivals = [\"base\"] },\n]\n";
+      "  { label = \"g3\", candidates = [\"twin\"], rivals = [\"base\"] },\n]\n";
   const ClaimsResult r = judge(m, leads);
   const std::vector<ClaimCase>& cases = r.claims[0].checks[0].cases;
   ASSERT_EQ(cases.size(), 3u);
   EXPECT_EQ(cases[0].outcome, Outcome::kHolds);
   EXPECT_NE(cases[0].detail.find("best: fast"), std::string::npos) << cases[0].detail;
   EXPECT_EQ(cases[1].outcome, Outcome::kFails);
-  // The same runs as candidate and rival: a tie that holds both, undecided.
+  // The same times as candidate and rival: a tie that holds both, undecided.
   EXPECT_EQ(cases[2].outcome, Outcome::kUndecided);
-  EXPECT_EQ(r.claims[0].verdict, "regime-dependent");
+  EXPECT_EQ(r.claims[0].verdict, "not reproduced");
 }
 
 TEST_F(Claims, EqualsReadsANumberFromEverySeedsSummary) {
@@ -267,11 +276,11 @@ TEST_F(Claims, ErrorsNameTheFileTheEntryAndTheKey) {
   write_comparison(dir_.file("out/r/cmp"), stepped(kHalf));
   const std::string path = dir_.file("claims.toml");
   std::string e = error_of(claims_file(check("rule = \"belw\"\nbound = 1")), dir_.path());
-  EXPECT_NE(e.find(path + ": claim 1, check 1, rule: expected one of within, above"),
+  EXPECT_NE(e.find(path + ": claim '1', check 'c', rule: expected one of within, above"),
             std::string::npos)
       << e;
   e = error_of(claims_file(check("rule = \"below\"\nbound = 1\nbuond = 2")), dir_.path());
-  EXPECT_NE(e.find("claim 1, check 1: unknown key 'buond'"), std::string::npos) << e;
+  EXPECT_NE(e.find("claim '1', check 'c': unknown key 'buond'"), std::string::npos) << e;
   e = error_of(claims_file(check("rule = \"within\"\nbounds = [2, 1]")), dir_.path());
   EXPECT_NE(e.find("bounds: expected two numbers [low, high] with low < high"), std::string::npos)
       << e;
@@ -281,6 +290,17 @@ TEST_F(Claims, ErrorsNameTheFileTheEntryAndTheKey) {
   absent.replace(absent.find("\"cmp\""), 5, "\"absent\"");
   e = error_of(claims_file(absent), dir_.path());
   EXPECT_NE(e.find("out/r/absent/runs.csv: no such file"), std::string::npos) << e;
+  e = error_of(claims_file("[[claim.check]]\nname = \"c\"\nin = [\"cmp\"]\nmethods = [\"m\"]\n"
+                           "metric = \"steps_to_target\"\nrule = \"below\"\nbound = 1\n"),
+               dir_.path());
+  EXPECT_NE(e.find("claim '1', check 'c', against: expected a method spec"), std::string::npos)
+      << e;
+  e = error_of(claims_file(check("rule = \"below\"\nbound = 1", "[\"base\"]")), dir_.path());
+  EXPECT_NE(e.find("a method against itself is always a tie"), std::string::npos) << e;
+  e = error_of(
+      claims_file(check("rule = \"below\"\nbound = 1") + check("rule = \"above\"\nbound = 1")),
+      dir_.path());
+  EXPECT_NE(e.find("checks of different names ('c' twice)"), std::string::npos) << e;
   e = error_of("title = \"T\"\n", dir_.path());
   EXPECT_NE(e.find(path + ": setup: expected a string (the key is missing)"), std::string::npos)
       << e;

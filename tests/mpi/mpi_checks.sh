@@ -206,6 +206,69 @@ TOML
     die "summary.json's lost_workers does not name worker 2 alone"
 }
 
+# The first number after "$2": in summary.json $1 (flattened).
+summary_number() {
+  flat "$1" | grep -oE "\"$2\":[-0-9.eE+]+" | head -1 | cut -d: -f2
+}
+
+# The time of the first target in summary.json $1 (empty when not reached).
+target_time() {
+  flat "$1" | grep -oE '"targets":\[\{[^]]*' | grep -oE '"time":[-0-9.eE+]+' | head -1 | cut -d: -f2
+}
+
+# The same failure on MPI and on the simulator, both detecting it by engine.worker_timeout_s = 2
+# (#28): DGD with method.on_lost = "drop" on 4 workers, paced 0.2 s jobs; rank 3 (worker 2) is
+# killed with kill -9 about 1 s into the run, and the step it was in waits the 2 s deadline. The
+# simulator is given the same kill at the time MPI assigned the unanswered job (MPI's declared
+# loss time minus the deadline) and the same deadline: its time to the target must be within
+# 10 % of MPI's. The simulator without the deadline (the loss seen at once) is printed beside it.
+lost_worker_deadline_matches_sim() {
+  write_problem run.toml 1 80
+  cat >>run.toml <<TOML
+[method]
+name = "dgd"
+on_lost = "drop"
+[timing]
+model = "fixed"
+tau = 0.2
+[target]
+loss = 0.02
+[engine]
+inject = "pace"
+worker_timeout_s = 2
+TOML
+  local wrapper pid mpi_time lost_at sim_time instant_time
+  # shellcheck disable=SC2016  # expanded by the rank's shell
+  "$mpiexec" --allow-run-as-root --oversubscribe --enable-recovery -np 5 \
+    bash -c '"$@"; echo $? >"status.$OMPI_COMM_WORLD_RANK"' rank "$pacer" -v run run.toml \
+    --engine mpi --out mpi >out.txt 2>&1 &
+  job=$!
+  wrapper=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
+  wait_run_started out.txt "$job"
+  pid=$(pgrep -P "$wrapper" -x pacer) || die "no pacer process for rank 3"
+  sleep 1
+  kill -KILL "$pid" || die "rank 3 had ended before the kill: the run is too short"
+  wait_bounded "$job" 60
+  [ "$rc" = 0 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 0"; }
+  mpi_time=$(target_time mpi/summary.json)
+  [ -n "$mpi_time" ] || { cat out.txt >&2; die "the MPI run did not reach the target"; }
+  lost_at=$(flat mpi/summary.json | grep -oE '"lost_workers":\[\{[^]]*' | grep -oE '"time":[-0-9.eE+]+' |
+    head -1 | cut -d: -f2)
+  [ -n "$lost_at" ] || { cat out.txt >&2; die "no lost worker in the MPI run's summary.json"; }
+  local kill_at
+  kill_at=$(awk -v t="$lost_at" 'BEGIN { printf "%.6f", t - 2 }')
+  local sim=(--unset engine.inject --set 'faults.kill_workers=[2]' --set "faults.kill_at=[$kill_at]")
+  "$pacer" -q run run.toml "${sim[@]}" --out sim >sim.txt 2>&1 || { cat sim.txt >&2; die "the simulated run failed"; }
+  "$pacer" -q run run.toml "${sim[@]}" --unset engine.worker_timeout_s --out instant >instant.txt 2>&1 ||
+    { cat instant.txt >&2; die "the simulated run without the deadline failed"; }
+  sim_time=$(target_time sim/summary.json)
+  instant_time=$(target_time instant/summary.json)
+  echo "time to target: MPI $mpi_time s (worker 2 declared lost at $lost_at s); simulator with the" \
+    "deadline $sim_time s; without it (the loss seen at once) $instant_time s"
+  awk -v m="$mpi_time" -v s="$sim_time" 'BEGIN { exit !(s != "" && s > 0.9 * m && s < 1.1 * m) }' ||
+    die "the simulator's time to target $sim_time s is not within 10 % of MPI's $mpi_time s"
+}
+
 # DGD on 4 workers for $2 steps of paced 0.05 s jobs, training.batch = $1 (0 = full-batch
 # gradients), a checkpoint every 10 steps: writes checkpointed.toml and runs it uninterrupted into
 # whole/.
@@ -616,6 +679,10 @@ s = 1' 0.1 50 --mca btl tcp,self
 
   lost_worker_asgd_tcp)
     lost_worker 'name = "asgd"' 0.2 100 --mca btl tcp,self
+    ;;
+
+  lost_worker_deadline_matches_sim)
+    lost_worker_deadline_matches_sim
     ;;
 
   lost_worker_back)

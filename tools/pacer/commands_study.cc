@@ -202,8 +202,9 @@ int command_claims(const std::string& claims, const std::string& out_dir, const 
       fail("{}: expected a number of seconds", wall);
     }
   }
-  write_file_atomic(out_dir + "/report.md", claims_report(result, info));
+  // report.md last: a report beside the claims.csv it was made with.
   write_file_atomic(out_dir + "/claims.csv", claims_csv(result));
+  write_file_atomic(out_dir + "/report.md", claims_report(result, info));
   std::printf("%s\nreport: %s/report.md; every case: %s/claims.csv\n",
               claims_verdicts_markdown(result).c_str(), out_dir.c_str(), out_dir.c_str());
   return 0;

@@ -35,10 +35,11 @@
 
 namespace pacer {
 
-inline constexpr uint32_t kCheckpointFormat = 4;  // 2: job log, attribution (#14); 3: the
+inline constexpr uint32_t kCheckpointFormat = 5;  // 2: job log, attribution (#14); 3: the
                                                   // queue straggler policy (#26), the target
                                                   // watch on F (#24); 4: the simulator's
-                                                  // per-worker statistics (worker_statistics.h)
+                                                  // per-worker statistics (worker_statistics.h);
+                                                  // 5: the simulator's loss deadline (#28)
 
 // checkpoint.every_s when the configuration does not set it: a killed run loses at most about a
 // minute of work, and a checkpoint a minute is a small part of a minute's work

@@ -16,60 +16,76 @@
 //   [[claim]]             id, words (the paper's claim, as DESIGN.md section 8 reads it), paper
 //                         (the paper's number or statement), regimes (the regimes it is judged
 //                         in; default every one), and one or more
-//   [[claim.check]]       name, and:
+//   [[claim.check]]       name (unique within the claim), and:
 //       in                comparison folders (relative to OUT/<regime>): listed folders form one
 //                         comparison (methods merged by spec: a method in two of them must have
-//                         the same runs), or, with separately = true, each its own (the folder
-//                         labels its cases); a folder that holds sweep.csv stands for each of
-//                         its cells, judged separately (the cell's axis values label its cases).
+//                         the same seeds and runs, and the comparisons the same target and
+//                         budget), or, with separately = true, each its own (the folder labels
+//                         its cases); a folder that holds sweep.csv (alone in `in`) stands for
+//                         each of its cells (the cell's axis values label its cases).
 //       informative       true: the check is reported but not part of the claim's verdict (what
 //                         an option of pacer's changes); a claim of such checks only is
 //                         "measured (no claim of the paper)".
 //       methods           the method specs judged, one case each (per cell of a sweep);
-//       compare           "ratio" or "difference" (paired per seed, method over/minus `against`
-//                         in `against_in`) or "value" (the method's own estimate over seeds);
-//       against           the other method of the pair (default: the method itself, in
-//                         `against_in`, which defaults to `in`);
-//       metric            a SeedRun quantity (steps_to_target, time_to_target, work_to_target,
-//                         step_time, units_per_job, final_loss, tilde_loss, grad_norm_sq,
-//                         test_accuracy) or "summary:KEY" (a number in each seed's summary.json,
-//                         found under any nesting);
+//       compare           "ratio" (default) or "difference", paired per seed: the method over
+//                         (minus) `against`, or over (minus) the same method in `against_in`
+//                         (folders standing for as many comparisons as `in`, a sweep's cells
+//                         matched by their axis values); one of the two is required, and a
+//                         method is never held against itself in the same folder. "value": the
+//                         method's own estimate over seeds.
+//       metric            steps_to_target, time_to_target, work_to_target, step_time,
+//                         units_per_job, units_per_worker_step, final_loss, tilde_loss,
+//                         grad_norm_sq, test_accuracy (SeedRun's), or "summary:KEY" (the number
+//                         that KEY, which must occur once, holds in each seed's summary.json);
 //       transform         optional, with compare = "value": "distance" maps each seed's value v to
-//                         sqrt(max(0, v − minimum) / curvature), the distance to the minimiser of
-//                         a quadratic F = minimum + curvature·‖x − x*‖²;
+//                         sqrt(max(0, v − minimum) / curvature) (minimum required, curvature 1 by
+//                         default), the distance to the minimiser of a quadratic F = minimum +
+//                         curvature·‖x − x*‖²;
 //       rule, bound(s)    the verdict of one case from its 95 % interval [low, high]:
-//                           within [a, b]   holds if a ≤ low and high ≤ b; fails if high < a or
-//                                           low > b (the equivalence margin of "≈", "the same");
-//                           above x         holds if low > x; fails if high < x;
-//                           below x         holds if high < x; fails if low > x (also
-//                                           non-inferiority: "competitive" = ratio below 1 + m);
-//                           reaches x       holds if low ≤ x ("up to" a number: the interval
-//                                           reaches it); fails if low > x;
-//                           equals [v...]   per method (in order) the expected value; holds if
-//                                           every seed is within `tolerance` of it, else fails;
-//                           leads           over `groups` (inline tables: label, candidates,
-//                                           rivals): the verdict rule of verdict.h on the group's
-//                                           methods; holds if a candidate is best, or the tie
-//                                           at the top holds candidates only; fails if a rival
-//                                           is best or the tie at the top holds rivals only;
-//                         otherwise a case is undecided (and always with fewer than two pairs, or
-//                         a diverged seed). Censored seeds (that missed the target) make a value
-//                         a bound: a ratio whose numerator only is censored is a lower bound on
-//                         the true one, so only the outcomes that a larger true value keeps are
-//                         allowed (holds for above; fails for below, reaches and within's upper
-//                         end), and symmetrically for the denominator; both: undecided.
+//                           within, bounds = [a, b]   holds if a ≤ low and high ≤ b; fails if
+//                                                     high < a or low > b (the equivalence margin
+//                                                     of "≈", "the same");
+//                           above, bound = x          holds if low > x; fails if high < x;
+//                           below, bound = x          holds if high < x; fails if low > x (also
+//                                                     non-inferiority: "competitive" = a ratio
+//                                                     below 1 + margin);
+//                           reaches, bounds = [x, y]  "up to" a number x: holds if the effect is
+//                                                     significant (high < y, e.g. 1 for a ratio)
+//                                                     and the interval reaches x (low ≤ x: x is
+//                                                     not excluded); fails if low > x (the effect
+//                                                     is smaller than x);
+//                           equals, bound = [v, ...]  compare = "value" only: per method (in order)
+//                                                     the expected value; holds if every seed is
+//                                                     within `tolerance` of it, else fails;
+//                           leads, groups = [...]     inline tables {label, candidates, rivals}
+//                                                     (no method in both): pacer's verdict rule
+//                                                     (verdict.h) on the group's methods; holds
+//                                                     if a candidate is best, or the tie at the
+//                                                     top holds candidates only; fails if a rival
+//                                                     is best or the tie holds rivals only;
+//                         otherwise a case is undecided, and always with fewer than two values or
+//                         a diverged seed. Censored seeds (that missed the target) make an
+//                         estimate a bound: the method's own censored values (a ratio's
+//                         numerator, a difference's minuend, a value) make it a lower bound on the
+//                         truth, so only outcomes that a larger truth keeps are drawn (holds for
+//                         above; fails for below and reaches, and within's upper end); `against`'s
+//                         make it an upper bound, symmetrically; both: no outcome.
 //       quantifier        how the cases make the check: "every" (default: holds if every case
-//                         holds, fails if every case fails, regime-dependent if some hold and
-//                         some fail, else undecided), "some" (holds if one holds, fails if all
-//                         fail), "most" (holds if at least half hold, fails if more than half
-//                         fail).
+//                         holds; a failing case fails it, but if the check holds in another
+//                         setting, a sweep cell or a folder judged separately, it is
+//                         "regime-dependent"; else undecided), "some" (holds if one case holds,
+//                         fails if all fail, else undecided), "most" (holds if at least half
+//                         hold, fails if more than half fail, else undecided). "some" over k
+//                         cases takes the best of k: the file says so where it is used.
 //   A claim is "not reproduced" if a (non-informative) check fails, else "regime-dependent" if one
 //   is, else "undecided" if one is, else "reproduced".
-//   [[table]]             a section that states no claim: title, in (a sweep folder), regime: each
-//                         cell's axis values and its comparison's verdict (verdict.h).
+//   [[table]]             a section that states no claim: title, in (a sweep folder: an error
+//                         otherwise), regime: each cell's axis values and its comparison's
+//                         verdict (verdict.h).
 //
-// An error in the file names the file, the entry and the key, and says what was expected; a
-// missing folder, run or number names it.
+// An error in the file names the file, the entry (by its id and name once read) and the key, and
+// says what was expected; ids, check names and regime names must be unique. A missing folder, run
+// or number names it.
 #pragma once
 
 #include <string>
@@ -85,17 +101,19 @@ enum class Outcome { kHolds, kFails, kUndecided, kRegimeDependent };
 std::string outcome_name(Outcome o);
 
 struct ClaimCase {
-  std::string label;   // "delay_mean=1 · pgc-fr:s=2"
-  Estimate estimate;   // the ratio, difference or value over seeds
-  std::string bound;   // "", "lower bound" or "upper bound" (censored seeds) or "unknown"
+  std::string label;    // "timing.delay_mean = 1 · pgc-fr:s=2"
+  std::string setting;  // its comparison's label: a sweep cell or a folder judged separately
+  Estimate estimate;    // the ratio, difference or value over seeds
+  // "" (exact), "lower bound", "upper bound" or "unknown (both censored)".
+  std::string bound;
   std::string detail;  // what else decides the case ("2 seeds diverged", the leader, ...)
   Outcome outcome = Outcome::kUndecided;
 };
 
 struct CheckResult {
   std::string name;
-  std::string
-      rule;  // the rule in words: "the ratio's 95 % interval within [0.8, 1.25], every case"
+  // The rule in words ("the paired ratio's 95 % interval within [0.8, 1.25] in every case").
+  std::string rule;
   std::vector<ClaimCase> cases;
   Outcome outcome = Outcome::kUndecided;
   bool informative = false;  // reported, not part of the claim's verdict
@@ -105,7 +123,8 @@ struct ClaimResult {
   std::string id, words, paper;
   std::string regime;  // the regime's name
   std::vector<CheckResult> checks;
-  // "reproduced", "not reproduced", "regime-dependent" or "undecided".
+  // "reproduced", "not reproduced", "regime-dependent", "undecided", or, when every check is
+  // informative, "measured (no claim of the paper)".
   std::string verdict;
 };
 
@@ -124,7 +143,9 @@ struct ClaimsResult {
   std::vector<RegimeInfo> regimes;
   std::vector<ClaimResult> claims;  // every claim in every regime it is judged in, file order
   std::vector<ClaimsTable> tables;
-  int seeds = 0;  // the seeds of the first comparison read
+  int seeds = 0;  // the most seeds of any method read
+  // "regime/folder" of every comparison and sweep read (each has its own report.md).
+  std::vector<std::string> sources;
 };
 
 // Reads the claims file at `path` and judges it on the folders under `out_dir`. An Error names

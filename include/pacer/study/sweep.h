@@ -75,6 +75,15 @@ struct SweepResult {
 SweepResult write_sweep(const std::string& out_dir, const std::string& name,
                         const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells);
 
+// The axes and cells of a sweep that write_sweep wrote in `sweep_dir`, read back from its
+// sweep.csv: each axis's key (its values are the cells'), and each cell's index, values and folder,
+// in the file's order. An Error names the file when it is absent or not a sweep's.
+struct SweepLayout {
+  std::vector<std::string> keys;
+  std::vector<SweepCell> cells;
+};
+SweepLayout read_sweep_layout(const std::string& sweep_dir);
+
 // One cell's results: `runs_csv` (its runs.csv) and `compare_csv` (its compare.csv, whose rows
 // go into sweep.csv), parsed, ranked and decided; `source` names the cell's folder in errors.
 SweepCellResult read_cell_result(const std::string& runs_csv, const std::string& compare_csv,

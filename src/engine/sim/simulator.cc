@@ -18,9 +18,11 @@
 
 namespace pacer {
 
-FaultPlan read_fault_plan(const Config& config, int workers) {
+namespace {
+
+// The [faults] table (read_fault_plan without the deadline).
+FaultPlan read_faults_table(const Config& config, int workers) {
   FaultPlan plan;
-  if (!config.has("faults")) return plan;  // (so that a run without faults resolves no [faults])
   const std::vector<double> kill_workers = config.get_doubles("faults.kill_workers", {});
   for (double w : kill_workers) {
     if (!(w >= 0 && w < workers) || w != std::floor(w)) {
@@ -55,6 +57,33 @@ FaultPlan read_fault_plan(const Config& config, int workers) {
   if (!(plan.rate >= 0) || !std::isfinite(plan.rate)) {
     config.fail_key("faults.rate", "a finite number >= 0 (failures per worker per second)");
   }
+  return plan;
+}
+
+// engine.worker_timeout_s on the simulator (FaultPlan::deadline), 0 when absent.
+double read_loss_deadline(const Config& config, const FaultPlan& plan) {
+  if (!config.has("engine.worker_timeout_s")) return 0;
+  const double deadline = config.get_double("engine.worker_timeout_s", 0);
+  if (!(deadline > 0) || !std::isfinite(deadline)) {
+    config.fail_key("engine.worker_timeout_s",
+                    "a finite number of seconds > 0 on the simulator (the deadline after which an "
+                    "unanswered job's worker is declared lost; leave it out: losses are seen at "
+                    "once)");
+  }
+  if (plan.rejoin_after > 0) {
+    config.fail_key("faults.rejoin_after",
+                    "no key with engine.worker_timeout_s: as on MPI, a worker declared lost comes "
+                    "back only by answering its job late");
+  }
+  return deadline;
+}
+
+}  // namespace
+
+FaultPlan read_fault_plan(const Config& config, int workers) {
+  // (No [faults] table is resolved for a run without faults.)
+  FaultPlan plan = config.has("faults") ? read_faults_table(config, workers) : FaultPlan{};
+  plan.deadline = read_loss_deadline(config, plan);
   return plan;
 }
 
@@ -126,7 +155,8 @@ void Simulator::run_events(Master& master) {
     }
     if (quiet_point_) quiet_point_();
     // Fault events alone (random failures are always pending) cannot make a method go on.
-    if (queue_.empty() || (busy_workers_ == 0 && !timer_pending_ && pending_rejoins_ == 0)) {
+    if (queue_.empty() ||
+        (busy_workers_ == 0 && owed_jobs_ == 0 && !timer_pending_ && pending_rejoins_ == 0)) {
       fail("simulation stalled at t={}: no job is running and the method has not finished", now_);
     }
     if (queue_.top().time > max_time_) {
@@ -146,7 +176,19 @@ void Simulator::run_events(Master& master) {
       if (!loss_is_current(event)) continue;
       ++stats_.events;
       now_ = event.time;
-      lose(event.worker, master);
+      if (faults_.deadline > 0) {
+        die_silently(event.worker);
+      } else {
+        lose(event.worker, master);
+      }
+      continue;
+    }
+    if (event.kind == kDeadline) {
+      const WorkerState& d = state_[event.worker];
+      if (event.job != d.job_id || d.declared_lost || !(d.busy || d.owed)) continue;
+      ++stats_.events;
+      now_ = event.time;
+      deadline_passed(event.worker, master);
       continue;
     }
     if (event.kind == kRejoins) {
@@ -157,7 +199,8 @@ void Simulator::run_events(Master& master) {
       continue;
     }
     WorkerState& s = state_[event.worker];
-    if (event.job != s.job_id) continue;  // the job was cancelled or dropped
+    // The job was cancelled or dropped, or its worker died (with a deadline it keeps its id).
+    if (event.job != s.job_id || !s.busy) continue;
     ++stats_.events;
     now_ = event.time;
     if (event.kind == kJobDone) {
@@ -169,7 +212,11 @@ void Simulator::run_events(Master& master) {
         continue;
       }
     }
-    deliver(event.worker, master);
+    if (s.declared_lost) {
+      readmit(event.worker, master);
+    } else {
+      deliver(event.worker, master);
+    }
   }
 }
 
@@ -188,6 +235,7 @@ void Simulator::reset(int workers) {
   busy_workers_ = 0;
   last_model_.reset();
   pending_rejoins_ = 0;
+  owed_jobs_ = 0;
 }
 
 void SimulatorStats::checkpoint(StateArchive& a) {
@@ -199,6 +247,8 @@ void SimulatorStats::checkpoint(StateArchive& a) {
 
 void Simulator::WorkerState::checkpoint(StateArchive& a) {
   a.io(alive);
+  a.io(declared_lost);
+  a.io(owed);
   a.io(fault_epoch);
   a.io(busy);
   a.io(job_id);
@@ -240,6 +290,7 @@ void Simulator::checkpoint(StateArchive& a) {
   a.io(timer_pending_);
   a.io(busy_workers_);
   a.io(pending_rejoins_);
+  a.io(owed_jobs_);
   stats_.checkpoint(a);
 }
 
@@ -251,14 +302,34 @@ void Simulator::restart_ahead() {
   }
 }
 
+bool Simulator::busy(int worker) const {
+  const WorkerState& s = state_[worker];
+  return (s.busy || s.owed) && !s.declared_lost;
+}
+
+bool Simulator::alive(int worker) const {
+  const WorkerState& s = state_[worker];
+  return faults_.deadline > 0 ? !s.declared_lost : s.alive;
+}
+
 void Simulator::assign(int worker, const Job& job, const Vec& x) {
   WorkerState& s = state_[worker];
-  PACER_CHECK(!s.busy);
-  PACER_CHECK(s.alive);
-  s.busy = true;
-  ++busy_workers_;
+  PACER_CHECK(!busy(worker));
+  PACER_CHECK(alive(worker));
   ++s.job_id;
   s.job = job;
+  // With a deadline, the job's deadline event comes after its completion's, so that a reply on
+  // the deadline itself is in time (the cluster engines declare lost strictly after it).
+  const Event deadline{
+      .time = now_ + faults_.deadline, .worker = worker, .kind = kDeadline, .job = s.job_id};
+  if (faults_.deadline > 0 && !s.alive) {  // dead, unknown to the master: it will never answer
+    s.owed = true;
+    ++owed_jobs_;
+    queue_.push(deadline);
+    return;
+  }
+  s.busy = true;
+  ++busy_workers_;
   set_model(s, x);
   s.computed = false;
   s.units = (*workers_)[worker]->units(job);
@@ -266,6 +337,7 @@ void Simulator::assign(int worker, const Job& job, const Vec& x) {
   s.start = now_ + comm_.time(8.0 * static_cast<double>(x.size()));
   queue_.push(
       Event{.time = s.start + s.duration, .worker = worker, .kind = kJobDone, .job = s.job_id});
+  if (faults_.deadline > 0) queue_.push(deadline);
   if (pool_) {
     s.current ^= 1;  // the reply being delivered (if any) keeps the other buffer
     if (ahead_enabled_ && speculative_[worker]) compute_ahead(worker);
@@ -349,6 +421,48 @@ void Simulator::lose(int worker, Master& master) {
     ++pending_rejoins_;
   }
   master.on_lost(worker, *this);
+}
+
+void Simulator::die_silently(int worker) {
+  WorkerState& s = state_[worker];
+  s.alive = false;
+  ++s.fault_epoch;
+  if (!s.busy) return;
+  undo_ahead(worker);  // its job never touches the worker's state
+  if (!s.computed) count_work(worker, std::clamp(now_ - s.start, 0.0, s.duration));
+  ++stats_.workers.workers[worker].jobs_cancelled;
+  s.busy = false;  // its completion events are now ignored; its deadline stands
+  --busy_workers_;
+  if (!s.declared_lost) {
+    s.owed = true;
+    ++owed_jobs_;
+  }
+}
+
+void Simulator::deadline_passed(int worker, Master& master) {
+  WorkerState& s = state_[worker];
+  if (s.owed) {
+    s.owed = false;
+    --owed_jobs_;
+  }
+  s.declared_lost = true;
+  WorkerStatistics& counts = stats_.workers.workers[worker];
+  ++counts.losses;
+  counts.lost = true;
+  counts.last_loss_time = now_;
+  master.on_lost(worker, *this);
+}
+
+void Simulator::readmit(int worker, Master& master) {
+  WorkerState& s = state_[worker];
+  s.busy = false;
+  --busy_workers_;
+  s.declared_lost = false;
+  WorkerStatistics& counts = stats_.workers.workers[worker];
+  ++counts.jobs_completed;
+  ++counts.rejoins;
+  counts.lost = false;
+  master.on_rejoined(worker, *this);
 }
 
 void Simulator::rejoin(int worker, Master& master) {

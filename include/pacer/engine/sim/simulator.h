@@ -11,7 +11,12 @@
 //
 // Failures are modelled (FaultPlan, the [faults] table): at a kill's time the worker is lost (its
 // job, finished or not, is dropped and its reply never comes; method/protocol.h), and after
-// rejoin_after seconds, if set, it comes back idle. A planned kill of a worker that is already
+// rejoin_after seconds, if set, it comes back idle. With a deadline (FaultPlan::deadline,
+// engine.worker_timeout_s) the master learns of a loss as the cluster engines' masters do: a job
+// still unanswered `deadline` seconds after its assign() is declared lost then (a dead worker's,
+// or a slow one's), a dead worker that is idle is lost at the deadline of the next job it is
+// sent, and a slow worker's late reply re-admits it (on_rejoined; the reply is dropped). alive()
+// and busy() are then the master's view of the worker. A planned kill of a worker that is already
 // lost at that time (by a random failure) does nothing. Random failures strike each live worker
 // after an exponential time of mean 1/rate drawn from its own stream Rng(seed, "faults", worker),
 // so they too are the same on every run of the same seed. A run without faults pushes no fault
@@ -63,13 +68,21 @@ struct FaultPlan {
   std::vector<Kill> kills;
   double rejoin_after = -1;  // seconds from a loss to the worker's return; < 0: never returns
   double rate = 0;           // random failures per live worker per simulated second; 0: none
+  // How the master learns of a failure. 0: at once (the failure's event tells it). > 0
+  // (engine.worker_timeout_s): as the cluster engines learn it, by a deadline: a job that has
+  // not answered `deadline` seconds after it was assigned is declared lost, whether its worker
+  // died or is only slow, and a late reply re-admits the worker (its result dropped).
+  double deadline = 0;
   bool empty() const { return kills.empty() && rate == 0; }
 };
 
 // Reads the [faults] table: faults.kill_workers (a list of worker indices, each in [0, workers))
 // and faults.kill_at (simulated seconds >= 0, a list of the same length, or one number for every
 // listed worker), faults.rejoin_after (seconds > 0; absent: lost workers stay lost) and
-// faults.rate (>= 0 failures per worker per second, default 0). Errors name the key.
+// faults.rate (>= 0 failures per worker per second, default 0), and engine.worker_timeout_s
+// (seconds > 0: FaultPlan::deadline; absent: failures are seen at once; with it,
+// faults.rejoin_after is refused: as on MPI, a worker comes back only by answering). Errors name
+// the key.
 FaultPlan read_fault_plan(const Config& config, int workers);
 
 // What a run did, for engine_stats: the events it handled and what each worker did
@@ -131,18 +144,29 @@ class Simulator : public Cluster {
   int num_workers() const override { return static_cast<int>(state_.size()); }
   double now() const override { return now_; }
   void assign(int worker, const Job& job, const Vec& x) override;
-  bool busy(int worker) const override { return state_[worker].busy; }
+  bool busy(int worker) const override;
   bool can_cancel() const override { return true; }
   void cancel(int worker) override;
-  bool alive(int worker) const override { return state_[worker].alive; }
+  bool alive(int worker) const override;
   void set_timer(double time) override;
   double job_started(int worker) const override;
 
  private:
-  enum EventKind { kJobDone = 0, kReplyArrives = 1, kLost = 2, kRejoins = 3, kTimer = 4 };
+  enum EventKind {
+    kJobDone = 0,
+    kReplyArrives = 1,
+    kLost = 2,
+    kRejoins = 3,
+    kTimer = 4,
+    kDeadline = 5
+  };
   struct WorkerState {
     WorkerState(Rng duration_rng, Rng fault_rng) : rng(duration_rng), fault_rng(fault_rng) {}
-    bool alive = true;
+    bool alive = true;  // without a deadline also the master's view; with one, whether it runs
+    // With a deadline (FaultPlan::deadline): the master has declared it lost, and the job it was
+    // sent that will never answer (its worker died; its deadline is pending).
+    bool declared_lost = false;
+    bool owed = false;
     uint64_t fault_epoch = 0;  // losses so far; a random failure drawn before the last is stale
     bool busy = false;
     uint64_t job_id = 0;  // id of the current job; events of older ids are stale
@@ -201,6 +225,11 @@ class Simulator : public Cluster {
   // The job field of a kill from the plan (never stale).
   static constexpr uint64_t kPlanned = ~uint64_t{0};
   void rejoin(int worker, Master& master);
+  // With a deadline: a worker dies (its job, if any, will never answer: owed), a job's deadline
+  // passes (the master is told its worker is lost), and a late reply re-admits its worker.
+  void die_silently(int worker);
+  void deadline_passed(int worker, Master& master);
+  void readmit(int worker, Master& master);
   // Drops the worker's job (if any) as cancel() does, counting the work done so far.
   void drop_job(int worker);
   // Adds `seconds` of work to the worker's busy (and compute) time.
@@ -220,6 +249,7 @@ class Simulator : public Cluster {
   // What can still make the method go on: busy workers, the timer, and lost workers' returns.
   int busy_workers_ = 0;
   int pending_rejoins_ = 0;
+  int owed_jobs_ = 0;  // with a deadline: dead workers' jobs whose deadline is still to come
   SimulatorStats stats_;
   std::function<void()> quiet_point_;
   bool resumed_ = false;  // a checkpoint was loaded: run() continues it
