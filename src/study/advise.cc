@@ -14,12 +14,12 @@
 #include "pacer/core/files.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
-#include "pacer/study/compare.h"
-#include "pacer/run/experiment.h"
-#include "pacer/report/job_log.h"
 #include "pacer/method/method.h"
 #include "pacer/method/optimizer.h"
+#include "pacer/report/job_log.h"
 #include "pacer/report/verdict.h"
+#include "pacer/run/experiment.h"
+#include "pacer/study/compare.h"
 #include "pacer/timing/timing_model.h"
 #include "pacer/timing/trace.h"
 
@@ -110,7 +110,8 @@ JobsTrace read_trace(const std::string& path) {
 // The trace's shape for the report: rows, workers, per-worker means, the pooled median.
 std::string describe_trace(const DurationTrace& trace) {
   std::vector<double> all;
-  for (const std::vector<double>& rows : trace.rows) all.insert(all.end(), rows.begin(), rows.end());
+  for (const std::vector<double>& rows : trace.rows)
+    all.insert(all.end(), rows.begin(), rows.end());
   if (all.empty()) return "";
   std::sort(all.begin(), all.end());
   const double median = all[all.size() / 2];
@@ -187,8 +188,8 @@ Comparison run_extending(const Round& round, const std::string& budget, double g
     options.seeds = round.seeds;
     options.budget = next_budget;
     options.out_dir = fmt::format("{}/round{}", round.folder, k);
-    const bool has_baseline = std::find(pending.begin(), pending.end(), round.baseline) !=
-                              pending.end();
+    const bool has_baseline =
+        std::find(pending.begin(), pending.end(), round.baseline) != pending.end();
     options.baseline = has_baseline ? round.baseline : "";
     Comparison c = run_comparison(config, options).comparison;
     for (MethodResult& m : c.methods) {
@@ -228,8 +229,9 @@ std::pair<std::string, std::vector<std::string>> tuning_grid(const Config& base,
     return {options.tune.substr(0, eq), split_method_list(options.tune.substr(eq + 1))};
   }
   const double lr = base.get_double("optimizer.lr", OptimizerOptions{}.lr);
-  return {"optimizer.lr",
-          {fmt::format("{:.4g}", lr / 3), fmt::format("{:.4g}", lr), fmt::format("{:.4g}", 3 * lr)}};
+  return {
+      "optimizer.lr",
+      {fmt::format("{:.4g}", lr / 3), fmt::format("{:.4g}", lr), fmt::format("{:.4g}", 3 * lr)}};
 }
 
 // What tuning chose: each candidate's spec with its value, and how the budget was found.
@@ -238,8 +240,8 @@ struct Tuned {
   std::vector<std::string> values;  // per candidate; "" without tuning
   std::string key;
   std::vector<std::string> grid;
-  Budget budget;             // the tuning runs' final budget
-  std::string leader;        // the tuning leader, "" when none reached the target everywhere
+  Budget budget;              // the tuning runs' final budget
+  std::string leader;         // the tuning leader, "" when none reached the target everywhere
   double leader_slowest = 0;  // its slowest tuning seed, in the budget's unit
 };
 
@@ -247,17 +249,20 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
                       const AdviseOptions& options, uint64_t first_seed) {
   Tuned t;
   std::tie(t.key, t.grid) = tuning_grid(base, options);
-  Round round{base, {}, first_seed + static_cast<uint64_t>(options.seeds), options.tuning_seeds,
-              options.out_dir + "/tuning", ""};
+  Round round{base,
+              {},
+              first_seed + static_cast<uint64_t>(options.seeds),
+              options.tuning_seeds,
+              options.out_dir + "/tuning",
+              ""};
   for (const std::string& spec : specs) {
     if (t.grid.empty()) round.specs.push_back(spec);
     for (const std::string& value : t.grid) {
       round.specs.push_back(spec + ":" + t.key + "=" + value);
     }
   }
-  log_info("advise: tuning {} on seeds {}..{} ({} runs a round)",
-           t.key.empty() ? "nothing" : t.key, round.first_seed,
-           round.first_seed + static_cast<uint64_t>(round.seeds) - 1,
+  log_info("advise: tuning {} on seeds {}..{} ({} runs a round)", t.key.empty() ? "nothing" : t.key,
+           round.first_seed, round.first_seed + static_cast<uint64_t>(round.seeds) - 1,
            round.specs.size() * static_cast<size_t>(round.seeds));
   const bool user_budget = !options.budget.empty();
   const Comparison c = run_extending(round, options.budget, user_budget ? 0 : 4, 6);
@@ -265,7 +270,8 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
   if (const MethodResult* leader = full_leader(c)) {
     t.leader = leader->spec;
     // The criterion is a time: the budget that follows is one too, whatever the pilot's kind.
-    for (const SeedRun& r : leader->runs) t.leader_slowest = std::max(t.leader_slowest, r.time_to_target);
+    for (const SeedRun& r : leader->runs)
+      t.leader_slowest = std::max(t.leader_slowest, r.time_to_target);
   }
   const size_t values = std::max<size_t>(1, t.grid.size());
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -303,9 +309,10 @@ std::vector<double> dgd_times(const Round& reported, const Comparison& c, std::s
     note = reached_everywhere(*source)
                ? fmt::format("DGD alone was run with {} to reach the target on every seed",
                              extended.budget.describe())
-               : fmt::format("DGD missed the target on some seeds even with {}: its times are "
-                             "lower bounds",
-                             extended.budget.describe());
+               : fmt::format(
+                     "DGD missed the target on some seeds even with {}: its times are "
+                     "lower bounds",
+                     extended.budget.describe());
   }
   return criterion_values(extended.methods.empty() ? c : extended, *source);
 }
@@ -380,17 +387,19 @@ std::string add_seeds_for_ties(const Round& round, uint64_t first_extra, int max
     log_info("advise: {} methods tied; {} more seeds for them", more.specs.size(), more.seeds);
     const Comparison added = run_extending(more, budget_text(c.budget.kind, c.budget.value), 0, 0);
     for (const MethodResult& m : added.methods) {
-      MethodResult& into = *std::find_if(c.methods.begin(), c.methods.end(),
-                                         [&](const MethodResult& old) { return old.spec == m.spec; });
+      MethodResult& into =
+          *std::find_if(c.methods.begin(), c.methods.end(),
+                        [&](const MethodResult& old) { return old.spec == m.spec; });
       for (SeedRun r : m.runs) {
         r.folder = fmt::format("more-seeds-{}/{}", pass + 1, r.folder);
         into.runs.push_back(std::move(r));
       }
       summarize_method(into, !c.targets.empty());
     }
-    done = fmt::format("the leader and the methods tied with it were run on {} seeds in all "
-                       "(seeds after the tuning ones), the others on {}",
-                       total, round.seeds);
+    done = fmt::format(
+        "the leader and the methods tied with it were run on {} seeds in all "
+        "(seeds after the tuning ones), the others on {}",
+        total, round.seeds);
   }
   return done;
 }
@@ -403,8 +412,8 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
   for (const std::string& setting : scenario.settings) {
     config.set(setting, fmt::format("advise's scenario \"{}\" ({})", scenario.name, setting));
   }
-  Round round{config, tuned.specs, first_seed, options.seeds,
-              options.out_dir + "/" + scenario.folder, ""};
+  Round round{
+      config, tuned.specs, first_seed, options.seeds, options.out_dir + "/" + scenario.folder, ""};
   for (const std::string& spec : tuned.specs) {
     if (spec == "dgd" || spec.rfind("dgd:", 0) == 0) round.baseline = spec;
   }
@@ -431,8 +440,8 @@ std::string recommendation(const ScenarioResult& r) {
   // member at the target on every seed) is a recommendation of the group, not of one member: the
   // runs decide that much and no more.
   // Two methods that cannot be told apart and nothing else is no recommendation at all.
-  const bool group = !v.decided() && v.leader >= 0 && v.tie_ahead_of_rest &&
-                     v.tied.size() + 1 < c.methods.size();
+  const bool group =
+      !v.decided() && v.leader >= 0 && v.tie_ahead_of_rest && v.tied.size() + 1 < c.methods.size();
   if (!v.decided() && !group) {
     return "no recommendation: " + describe_verdict(c, v) + seeds + "\n";
   }
@@ -450,9 +459,8 @@ std::string recommendation(const ScenarioResult& r) {
   }
   for (int j : members) {
     const MethodResult& m = c.methods[static_cast<size_t>(j)];
-    text += fmt::format("{}{}: {} {} s on {}/{} seeds", group ? "\n  " : " ", m.spec,
-                        v.criterion, format_estimate(m.time_to_target, "{:.4g}"), m.reached,
-                        m.runs.size());
+    text += fmt::format("{}{}: {} {} s on {}/{} seeds", group ? "\n  " : " ", m.spec, v.criterion,
+                        format_estimate(m.time_to_target, "{:.4g}"), m.reached, m.runs.size());
     if (!c.targets.empty() && !r.dgd.empty() && m.spec.rfind("dgd", 0) != 0) {
       const Estimate s = paired_ratio(r.dgd, criterion_values(c, m));
       text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
@@ -477,16 +485,16 @@ std::string report_text(const AdviseOptions& options, const std::string& trace_s
   for (size_t k = 0; k < results.size(); ++k) {
     const Scenario& scenario = scenarios()[k];
     const Comparison& c = results[k].compare.comparison;
-    fmt::format_to(
-        std::back_inserter(out),
-        "## {} ({})\n\nBudget: {}. Verdict: {}\n\nRuns and the full comparison report: "
-        "[{}/report.md]({}/report.md).\n\n{}\n![loss]({}/loss.png)\n\n",
-        scenario.name,
-        scenario.settings.empty() ? "the trace as measured"
-                                  : fmt::format("{}", fmt::join(scenario.settings, ", ")),
-        c.budget.describe(), describe_verdict(c, results[k].compare.verdict), scenario.folder,
-        scenario.folder, ranking_table(c, results[k].compare.verdict, results[k].dgd),
-        scenario.folder);
+    fmt::format_to(std::back_inserter(out),
+                   "## {} ({})\n\nBudget: {}. Verdict: {}\n\nRuns and the full comparison report: "
+                   "[{}/report.md]({}/report.md).\n\n{}\n![loss]({}/loss.png)\n\n",
+                   scenario.name,
+                   scenario.settings.empty()
+                       ? "the trace as measured"
+                       : fmt::format("{}", fmt::join(scenario.settings, ", ")),
+                   c.budget.describe(), describe_verdict(c, results[k].compare.verdict),
+                   scenario.folder, scenario.folder,
+                   ranking_table(c, results[k].compare.verdict, results[k].dgd), scenario.folder);
     if (!c.targets.empty()) {
       fmt::format_to(std::back_inserter(out), "![time to target]({}/time_to_target.png)\n\n",
                      scenario.folder);
@@ -502,9 +510,8 @@ std::string report_text(const AdviseOptions& options, const std::string& trace_s
 }
 
 // The base configuration: the trace replayed, the message latency a job log shows.
-Config replay_config(const Config& config, const AdviseOptions& options,
-                     const JobsTrace& measured, const std::string& trace_path,
-                     std::string& latency_note) {
+Config replay_config(const Config& config, const std::string& trace, const JobsTrace& measured,
+                     const std::string& trace_path, std::string& latency_note) {
   Config base = config;
   if (!std::isnan(measured.latency) && !base.has("timing.latency")) {
     base.set_double("timing.latency", measured.latency);
@@ -518,19 +525,19 @@ Config replay_config(const Config& config, const AdviseOptions& options,
   base.set_string("timing.file", std::filesystem::absolute(trace_path).string());
   // A trace with steps keeps which workers were slow together and for how long: replayed in
   // blocks of steps; a classic one per worker by bootstrap (timing/trace.h).
-  const bool with_steps = parse_trace(measured.csv, options.trace, workers).has_steps;
+  const bool with_steps = parse_trace(measured.csv, trace, workers).has_steps;
   base.set_string("timing.replay", with_steps ? "block" : "bootstrap");
   // The trace must cover every worker of the configuration: said once, here, not per method, and
   // of the user's file (a jobs.csv was checked while it was converted).
-  if (!is_jobs_csv(options.trace)) {
+  if (!is_jobs_csv(trace)) {
     Config check = base;
-    check.set_string("timing.file", options.trace);
+    check.set_string("timing.file", trace);
     make_timing_model(check, workers, read_seed(check));
   }
   try {
     make_timing_model(base, workers, read_seed(base));
   } catch (const Error& e) {
-    fail("{} (the durations of {})", e.what(), options.trace);
+    fail("{} (the durations of {})", e.what(), trace);
   }
   return base;
 }
@@ -544,10 +551,10 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
       "seeds: {}..{} reported",
       c.targets.empty()
           ? "the final full training loss F at equal budget"
-          : fmt::format("the time until {} is at or below {:g} for {} consecutive step{}",
-                        c.target_on == "full" ? "the full training loss F"
-                                              : "the reported minibatch loss",
-                        c.targets.front(), c.target_hold, c.target_hold == 1 ? "" : "s"),
+          : fmt::format(
+                "the time until {} is at or below {:g} for {} consecutive step{}",
+                c.target_on == "full" ? "the full training loss F" : "the reported minibatch loss",
+                c.targets.front(), c.target_hold, c.target_hold == 1 ? "" : "s"),
       first_seed, first_seed + static_cast<uint64_t>(options.seeds) - 1);
   if (!tuned.key.empty()) {
     out += fmt::format("; {} tuned on seeds {}..{} over {{{}}}", tuned.key,
@@ -567,8 +574,8 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
           "\n{} of {} methods chose a value at the edge of the grid (a wider --tune grid may "
           "serve them better): {}",
           edge.size(), tuned.values.size(),
-          fmt::join(edge.begin(), edge.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(
-                                                      edge.size(), 6)),
+          fmt::join(edge.begin(),
+                    edge.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(edge.size(), 6)),
                     ", "));
       if (edge.size() > 6) out += fmt::format(" and {} more", edge.size() - 6);
     }
@@ -592,17 +599,16 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
 
 std::string run_advise(const Config& config, const AdviseOptions& options) {
   if (options.out_dir.empty()) fail("pacer advise: an output folder is required (--out)");
-  if (options.seeds < 2) fail("--seeds {}: expected at least 2 (intervals need two)", options.seeds);
+  if (options.seeds < 2)
+    fail("--seeds {}: expected at least 2 (intervals need two)", options.seeds);
   if (options.tuning_seeds < 1) fail("--tune-seeds {}: expected at least 1", options.tuning_seeds);
   if (!(options.budget_multiple >= 1)) {
     fail("--budget-multiple {}: expected a number >= 1", options.budget_multiple);
   }
-  make_directories(options.out_dir);
+  std::string latency_note;
+  const Config base = trace_replay_config(config, options.trace, options.out_dir, latency_note);
   const JobsTrace measured_trace = read_trace(options.trace);
   const std::string trace_path = options.out_dir + "/trace.csv";
-  write_file_atomic(trace_path, measured_trace.csv);
-  std::string latency_note;
-  const Config base = replay_config(config, options, measured_trace, trace_path, latency_note);
   const int workers = static_cast<int>(base.get_int("workers", 12));
   const std::vector<std::string> specs = options.methods.empty()
                                              ? default_candidates(options.s_values, workers)
@@ -625,8 +631,7 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
         run_scenario(base, scenarios()[k], tuned, budget, options, first_seed, k == 0));
   }
   const Comparison& measured = results.front().compare.comparison;
-  std::string answer =
-      latency_note + answer_header(options, measured, tuned, first_seed, budget);
+  std::string answer = latency_note + answer_header(options, measured, tuned, first_seed, budget);
   answer += "\nranking on the measured trace:\n" +
             ranking_table(measured, results.front().compare.verdict, results.front().dgd) + "\n" +
             recommendation(results.front());
@@ -635,13 +640,21 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
     fmt::format_to(std::back_inserter(answer), "  if {}: {}\n", scenarios()[k].name,
                    describe_verdict(results[k].compare.comparison, results[k].compare.verdict));
   }
-  write_file_atomic(options.out_dir + "/report.md",
-                    report_text(options,
-                                describe_trace(parse_trace(measured_trace.csv, options.trace,
-                                                           workers)),
-                                candidates, results, answer));
+  write_file_atomic(
+      options.out_dir + "/report.md",
+      report_text(options, describe_trace(parse_trace(measured_trace.csv, options.trace, workers)),
+                  candidates, results, answer));
   return answer +
          fmt::format("report: {}/report.md; trace replayed: {}\n", options.out_dir, trace_path);
+}
+
+Config trace_replay_config(const Config& config, const std::string& trace,
+                           const std::string& out_dir, std::string& latency_note) {
+  make_directories(out_dir);
+  const JobsTrace measured = read_trace(trace);
+  const std::string trace_path = out_dir + "/trace.csv";
+  write_file_atomic(trace_path, measured.csv);
+  return replay_config(config, trace, measured, trace_path, latency_note);
 }
 
 }  // namespace pacer

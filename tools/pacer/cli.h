@@ -14,6 +14,7 @@
 #include "pacer/core/config.h"
 #include "pacer/study/advise.h"
 #include "pacer/study/compare.h"
+#include "pacer/study/validate.h"
 
 namespace pacer::cli {
 
@@ -118,6 +119,10 @@ int command_stragglers(const std::string& input, const std::string& out_dir, int
 int command_profile(const ConfigArgs& args, int jobs);
 
 int command_advise(const ConfigArgs& args, AdviseOptions options);
+
+// `pacer validate CONFIG` (study/validate.h): every method run for real on the config's engine
+// and predicted by replaying the measured logs; prints measured / predicted.
+int command_validate(const ConfigArgs& args, ValidateOptions options);
 
 // `pacer claims CLAIMS OUT` (study/claims.h): judges a paper's claims file on the comparisons
 // under OUT and writes OUT/report.md and OUT/claims.csv; prints the verdicts. `mode` and

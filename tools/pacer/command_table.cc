@@ -109,6 +109,22 @@ Parsed define_stragglers(CLI::App& sub) {
   return {[st](int, char**) { return command_stragglers(st->input, st->out, st->top); }, nullptr};
 }
 
+Parsed define_validate(CLI::App& sub) {
+  struct State {
+    ConfigArgs args;
+    ValidateOptions options;
+  };
+  auto st = std::make_shared<State>();
+  ValidateOptions& o = st->options;
+  add_config_args(&sub, st->args);
+  sub.add_option(
+      "--methods", o.methods,
+      "method specs to run and predict, with dgd (default dgd,gc-cr,pgc-cr,rescaled-asgd)");
+  sub.add_option("--seeds", o.seeds, "replay seeds per prediction (default 5)");
+  sub.add_option("--steps", o.steps, "steps (updates) per run (default: the config's max_steps)");
+  return {[st](int, char**) { return command_validate(st->args, st->options); }, &st->args};
+}
+
 Parsed define_claims(CLI::App& sub) {
   struct State {
     std::string claims, out, mode = "full", command;
@@ -217,6 +233,8 @@ const std::vector<CommandDef>& command_table() {
       {"profile", "time jobs of the config's model on every worker; writes a trace for fit/advise",
        define_profile},
       {"advise", "simulate every method on a measured trace and recommend one", define_advise},
+      {"validate", "run methods for real and hold them against the simulator's prediction",
+       define_validate},
       {"claims", "judge a paper's claims file on a reproduction's runs; writes report.md",
        define_claims},
       {"timeline", "draw workers x time from a run folder's jobs.csv, and its Chrome trace",

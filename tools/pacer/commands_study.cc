@@ -187,6 +187,13 @@ int command_advise(const ConfigArgs& args, AdviseOptions options) {
   return 0;
 }
 
+int command_validate(const ConfigArgs& args, ValidateOptions options) {
+  const Config config = load_config(args);
+  options.out_dir = args.out_dir.empty() ? default_out_dir(args.path) + "-validate" : args.out_dir;
+  std::printf("%s", run_validate(config, options).c_str());
+  return 0;
+}
+
 int command_claims(const std::string& claims, const std::string& out_dir, const std::string& mode,
                    const std::string& command) {
   const ClaimsResult result = evaluate_claims(claims, out_dir);

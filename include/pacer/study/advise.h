@@ -53,9 +53,9 @@
 namespace pacer {
 
 struct AdviseOptions {
-  std::string trace;    // a "worker,duration" trace or a jobs.csv
-  int seeds = 5;        // seeds per method and scenario
-  std::string budget;   // as CompareOptions::budget; "" = found as the file comment says
+  std::string trace;           // a "worker,duration" trace or a jobs.csv
+  int seeds = 5;               // seeds per method and scenario
+  std::string budget;          // as CompareOptions::budget; "" = found as the file comment says
   double budget_multiple = 3;  // the leader's slowest time to target × this = the budget
   // "KEY=v1,v2,..." as CompareOptions::tune; "" = optimizer.lr at lr/3, lr and 3·lr; "none" = no
   // tuning (every method at the configuration's value).
@@ -64,7 +64,7 @@ struct AdviseOptions {
   // Seeds at most for the leader and the methods tied with it, when the observed spread says
   // more seeds would decide the tie (run after the tuning seeds; the other methods keep `seeds`).
   int max_seeds = 30;
-  std::string methods;  // comma-separated specs; "" = every applicable method
+  std::string methods;                    // comma-separated specs; "" = every applicable method
   std::vector<int> s_values = {1, 2, 3};  // the s (IS-SGD: k) values tried by default
   std::string out_dir;                    // the advice folder (required)
 };
@@ -74,5 +74,14 @@ struct AdviseOptions {
 // SIGINT/SIGTERM, with the completed runs kept: the same advice again (same options, out_dir)
 // reuses them and resumes the interrupted one (compare.h), and gives the same answer.
 std::string run_advise(const Config& config, const AdviseOptions& options);
+
+// The configuration that replays the measured job times in `trace` (a "worker,duration[,step]
+// [,units]" trace or a run's jobs.csv, converted) on the simulator, as advise does (step 1 above):
+// the trace is written to `out_dir`/trace.csv and replayed from there, in blocks of steps when it
+// has steps; a jobs.csv also sets timing.latency to the message latency it shows unless the
+// config sets it, and `latency_note` says so (else it is left empty). An Error names the trace
+// when it cannot be read or does not cover every worker.
+Config trace_replay_config(const Config& config, const std::string& trace,
+                           const std::string& out_dir, std::string& latency_note);
 
 }  // namespace pacer
