@@ -150,6 +150,25 @@ summary_has() {
   done
 }
 
+# Starts run.toml on the MPI engine under mpiexec --enable-recovery ($@: more mpiexec options),
+# each rank under a shell that writes pacer's exit status to status.RANK, and kills worker rank 3
+# (worker 2) with kill -9 one second after the run started. Sets job (mpiexec's pid) and killed
+# (the time of the kill).
+run_and_kill_rank3() {
+  local wrapper pid
+  # shellcheck disable=SC2016  # expanded by the rank's shell
+  "$mpiexec" --allow-run-as-root --oversubscribe --enable-recovery "$@" -np 5 \
+    bash -c '"$@"; echo $? >"status.$OMPI_COMM_WORLD_RANK"' rank "$pacer" -v run run.toml \
+    --engine mpi --out mpi >out.txt 2>&1 &
+  job=$!
+  wrapper=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
+  wait_run_started out.txt "$job"
+  pid=$(pgrep -P "$wrapper" -x pacer) || die "no pacer process for rank 3"
+  sleep 1  # steps with all four workers first
+  kill -KILL "$pid" || die "rank 3 had ended before the kill: the run is too short"
+  killed=$(date +%s.%N)
+}
+
 # kill -9 of worker rank 3 (worker 2) in the middle of a paced run under mpirun --enable-recovery
 # ($4...: more mpiexec options): rank 0 declares worker 2 lost once engine.worker_timeout_s = 2
 # has passed, the run goes on with the survivors to its max_steps ($3) and the job ends within
@@ -160,7 +179,7 @@ summary_has() {
 # jobs (more on a loaded machine) and the kill comes 1 s after it started, so the loss falls
 # inside the run (checked).
 lost_worker() {
-  local method=$1 tau=$2 steps=$3 wrapper pid killed elapsed r
+  local method=$1 tau=$2 steps=$3 elapsed r
   shift 3
   write_problem run.toml 1 "$steps"
   cat >>run.toml <<TOML
@@ -173,17 +192,7 @@ tau = $tau
 inject = "pace"
 worker_timeout_s = 2
 TOML
-  # shellcheck disable=SC2016  # expanded by the rank's shell
-  "$mpiexec" --allow-run-as-root --oversubscribe --enable-recovery "$@" -np 5 \
-    bash -c '"$@"; echo $? >"status.$OMPI_COMM_WORLD_RANK"' rank "$pacer" -v run run.toml \
-    --engine mpi --out mpi >out.txt 2>&1 &
-  job=$!
-  wrapper=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
-  wait_run_started out.txt "$job"
-  pid=$(pgrep -P "$wrapper" -x pacer) || die "no pacer process for rank 3"
-  sleep 1  # steps with all four workers first
-  kill -KILL "$pid" || die "rank 3 had ended before the kill: the run is too short"
-  killed=$(date +%s.%N)
+  run_and_kill_rank3 "$@"
   wait_bounded "$job" 40
   elapsed=$(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   echo "kill -9 of rank 3 to the end of mpiexec: $elapsed s (bound: 12 s)"
@@ -237,17 +246,8 @@ loss = 0.02
 inject = "pace"
 worker_timeout_s = 2
 TOML
-  local wrapper pid mpi_time lost_at sim_time instant_time
-  # shellcheck disable=SC2016  # expanded by the rank's shell
-  "$mpiexec" --allow-run-as-root --oversubscribe --enable-recovery -np 5 \
-    bash -c '"$@"; echo $? >"status.$OMPI_COMM_WORLD_RANK"' rank "$pacer" -v run run.toml \
-    --engine mpi --out mpi >out.txt 2>&1 &
-  job=$!
-  wrapper=$(rank_pid "$job" 3) || die "no rank 3 among the children of mpiexec"
-  wait_run_started out.txt "$job"
-  pid=$(pgrep -P "$wrapper" -x pacer) || die "no pacer process for rank 3"
-  sleep 1
-  kill -KILL "$pid" || die "rank 3 had ended before the kill: the run is too short"
+  local mpi_time lost_at sim_time instant_time
+  run_and_kill_rank3
   wait_bounded "$job" 60
   [ "$rc" = 0 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 0"; }
   mpi_time=$(target_time mpi/summary.json)
