@@ -23,7 +23,9 @@ Comparison measure(const Config& config, const std::vector<std::string>& specs,
   o.seeds = 1;
   o.budget = budget;
   o.out_dir = out_dir;
-  return run_comparison(config, o).comparison;
+  Config measured = config;
+  measured.set("record.jobs=true");  // the logs the predictions replay
+  return run_comparison(measured, o).comparison;
 }
 
 // The configuration of `config` on the simulator: the real engine's table dropped.
@@ -73,7 +75,7 @@ std::string number(double v, const char* spec = "{:.3g}") {
   return std::isnan(v) ? "—" : fmt::format(fmt::runtime(spec), v);
 }
 
-std::string table(const std::vector<Row>& rows) {
+std::string table(const std::vector<Row>& rows, bool has_target) {
   std::string md =
       "| method | measured s/step | predicted from DGD's log [95 %] | measured / predicted | "
       "measured time to target (s) | predicted [95 %] | predicted from its own log | measured / "
@@ -82,7 +84,9 @@ std::string table(const std::vector<Row>& rows) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.spec, number(r.step_time),
                       format_estimate(r.predicted_step, "{:.3g}"),
                       number(ratio(r.step_time, r.predicted_step), "{:.3f}"),
-                      std::isnan(r.time_to_target) ? "not reached" : number(r.time_to_target),
+                      !has_target                    ? "—"
+                      : std::isnan(r.time_to_target) ? "not reached"
+                                                     : number(r.time_to_target),
                       format_estimate(r.predicted_target, "{:.3g}"),
                       format_estimate(r.own_step, "{:.3g}"),
                       number(ratio(r.step_time, r.own_step), "{:.3f}"));
@@ -126,20 +130,26 @@ std::string run_validate(const Config& config, const ValidateOptions& options) {
   if (options.seeds < 2)
     fail("--seeds {}: expected at least 2 (intervals need two)", options.seeds);
   const std::vector<std::string> specs = split_method_list(options.methods);
-  if (std::find(specs.begin(), specs.end(), "dgd") == specs.end()) {
+  const auto dgd = std::find_if(specs.begin(), specs.end(), [](const std::string& spec) {
+    return spec == "dgd" || spec.rfind("dgd:", 0) == 0;
+  });
+  if (dgd == specs.end()) {
     fail("--methods {}: expected a list with dgd (every method is predicted from DGD's log)",
          options.methods);
   }
+  if (options.steps < 0) {
+    fail("--steps {}: expected a number of steps > 0 (0 or absent: the config's max_steps)",
+         options.steps);
+  }
   const int64_t steps = options.steps > 0 ? options.steps : config.get_int("max_steps", 0);
-  if (steps <= 0) fail("pacer validate: --steps: expected a number of steps > 0 (or max_steps)");
+  if (steps <= 0) fail("pacer validate: max_steps: expected a number of steps > 0 (or --steps)");
   const std::string budget = fmt::format("steps={}", steps);
   const std::string measured_dir = options.out_dir + "/measured";
   const Comparison measured = measure(config, specs, budget, measured_dir);
 
   std::string latency_note;
-  const Comparison from_dgd =
-      predict(config, jobs_csv(measured, "dgd", measured_dir), specs, budget, options.seeds,
-              options.out_dir + "/predicted", latency_note);
+  const Comparison from_dgd = predict(config, jobs_csv(measured, *dgd, measured_dir), specs, budget,
+                                      options.seeds, options.out_dir + "/predicted", latency_note);
   std::vector<Row> rows;
   for (const std::string& spec : specs) {
     const MethodResult& m = method_of(measured, spec);
@@ -165,7 +175,7 @@ std::string run_validate(const Config& config, const ValidateOptions& options) {
       engine, steps, options.seeds,
       latency_note.empty() ? "no message latency in the log"
                            : latency_note.substr(0, latency_note.size() - 1),
-      table(rows));
+      table(rows, config.has("target.loss")));
   write_file_atomic(options.out_dir + "/validate.csv", csv(rows));
   write_file_atomic(options.out_dir + "/report.md",
                     "# The simulator against real runs (pacer validate)\n\n" + text +

@@ -1,9 +1,9 @@
 // pacer validate as a user meets it, on the local engine (workers on threads, real time: no MPI
 // needed): it runs the methods for real, predicts each from DGD's job log and from its own, and
 // writes the table, validate.csv and the runs; the prediction of DGD from DGD's own log is the same
-// replay by both routes (the same trace and seeds: the same numbers); a simulated engine, a method
-// list without DGD and a missing folder are errors naming what was expected. (Measured against MPI:
-// docs/mpi.md; the numbers depend on the machine, so no test asserts their size.)
+// replay by both routes (the same trace and seeds: the same numbers); a simulated engine and a
+// method list without DGD are errors naming what was expected. (Measured against MPI:
+// docs/studies.md; the numbers depend on the machine, so no test asserts their size.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -81,7 +81,7 @@ TEST(ValidateCli, RunsForRealAndPredictsEachMethodFromDgdsLogAndItsOwn) {
   EXPECT_GT(std::stod(pgc[2]), 0);
 }
 
-TEST(ValidateCli, RefusesTheSimulatorAMethodListWithoutDgdAndNoFolder) {
+TEST(ValidateCli, RefusesTheSimulatorAndAMethodListWithoutDgd) {
   TempDir dir;
   write_text(dir.file("v.toml"), kConfig);
   CommandResult r = run_pacer("-q validate " + dir.file("v.toml") + " --out " + dir.file("o"));

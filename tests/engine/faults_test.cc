@@ -387,6 +387,64 @@ TEST(SimulatorDeadline, AWorkerDeadWhileIdleIsLostAtTheDeadlineOfItsNextJob) {
   EXPECT_DOUBLE_EQ(w0[1].time, 5.0);
 }
 
+// Closes a step at the first `k` replies and cancels the jobs still out (straggler_policy =
+// "cancel"), then sends every live worker the next step.
+class CancellingMaster : public Master {
+ public:
+  CancellingMaster(int k, double end) : k_(k), end_(end) {}
+  void start(Cluster& c) override { send_step(c); }
+  void on_reply(const Reply& r, Cluster& c) override {
+    log.push_back({"reply", r.worker, c.now()});
+    if (++replies_ < k_) return;
+    if (c.now() >= end_) {
+      done_ = true;
+      return;
+    }
+    for (int w = 0; w < c.num_workers(); ++w) {
+      if (c.alive(w) && c.busy(w)) c.cancel(w);
+    }
+    send_step(c);
+  }
+  void on_lost(int w, Cluster& c) override { log.push_back({"lost", w, c.now()}); }
+  void on_rejoined(int, Cluster&) override {}
+  bool finished() const override { return done_; }
+  std::vector<Happening> log;
+
+ private:
+  void send_step(Cluster& c) {
+    replies_ = 0;
+    for (int w = 0; w < c.num_workers(); ++w) {
+      if (c.alive(w)) c.assign(w, Job{tag_}, Vec::Zero(1));
+    }
+    ++tag_;
+  }
+  int k_;
+  double end_;
+  int replies_ = 0;
+  int64_t tag_ = 0;
+  bool done_ = false;
+};
+
+// A dead worker's job cancelled at every step close is sent again at once; its deadline still
+// runs from the first job it never answered, so cancelling cannot hide the death.
+TEST(SimulatorDeadline, CancellingADeadWorkersJobsDoesNotPostponeItsDeadline) {
+  Fixture f(3);  // 1 s jobs
+  Simulator sim(f.timing, CommModel{}, 1);
+  FaultPlan plan;
+  plan.kills = {{.worker = 2, .time = 0.5}};
+  plan.deadline = 2.5;
+  sim.set_faults(plan);
+  CancellingMaster master(2, 6.0);
+  sim.run(master, f.workers);
+  const std::vector<Happening> w2 = of_worker(master.log, 2);
+  ASSERT_EQ(w2.size(), 1u);
+  EXPECT_EQ(w2[0].what, "lost");
+  EXPECT_DOUBLE_EQ(w2[0].time, 2.5);  // sent at 0, cancelled at 1 and 2: lost at 0 + 2.5
+  // Jobs cancelled at 1 and 2 and the one declared lost at 2.5.
+  EXPECT_EQ(sim.stats().workers.workers[2].jobs_cancelled, 3);
+  EXPECT_EQ(f.computed[2].size(), 0u);
+}
+
 TEST(SimulatorDeadline, TheSameRunTwiceIsTheSameAndSurvivesACheckpoint) {
   auto run = [](bool checkpointed) {
     Fixture f(std::vector<double>{3.0, 1.0, 1.5});

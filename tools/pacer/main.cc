@@ -33,8 +33,9 @@ namespace pacer::cli {
 namespace {
 
 // Starts the job's processes when the command's engine is multi-process (engine/registry.h) and
-// the command runs on it (run, compare, profile: sweep and advise only simulate, and refuse other
-// engines themselves). In a worker process, serves rank 0's runs and sets `worker_status`.
+// the command runs on it (run, compare, profile, validate: sweep and advise only simulate, and
+// refuse other engines themselves). In a worker process, serves rank 0's runs and sets
+// `worker_status`.
 // Refuses an in-process engine started by a launcher on several processes. Returns null when no
 // job was started; throws on a start that failed.
 std::unique_ptr<JobProcesses> start_job(const std::string& command, const ConfigArgs& args,

@@ -14,8 +14,13 @@
 //      time per step and time to the target, the predicted ones with their 95 % intervals over
 //      the replay seeds, and measured / predicted.
 // Every method runs with the configuration's stepsize (no tuning: the question is the time, not
-// the method). The measured runs are one seed each: their time per step is a mean over `steps`
-// steps, the interval is the prediction's.
+// the method) and the budget of `steps` updates (max_time and max_work lifted, as compare's
+// budgets do; record.jobs forced on). The measured runs are one seed each: their time per step is
+// a mean over `steps` steps, the interval is the prediction's. The predictions drop the config's
+// [engine] table (they run on the simulator) and replace its [timing] by the replayed trace;
+// timing.latency comes from the log unless the config sets it. The own-log prediction is of the
+// time per step only. The same command again (same options and folder) reuses the finished runs
+// and resumes an interrupted one (compare.h), measuring nothing twice.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +38,9 @@ struct ValidateOptions {
 };
 
 // Runs the validation (see the file comment) on `config`'s engine, which must be a real one (an
-// Error naming engine.name otherwise), and returns the table to print. An Error names a method
-// list without dgd, and any run that fails.
+// Error naming engine.name otherwise), and returns the table to print. Errors, before anything
+// runs: a method list without DGD ("dgd" or "dgd:..."), seeds < 2, steps < 0 or no steps, no
+// out_dir; after: any run that fails, named.
 std::string run_validate(const Config& config, const ValidateOptions& options);
 
 }  // namespace pacer

@@ -249,6 +249,8 @@ void Simulator::WorkerState::checkpoint(StateArchive& a) {
   a.io(alive);
   a.io(declared_lost);
   a.io(owed);
+  a.io(owed_since);
+  a.io(sent);
   a.io(fault_epoch);
   a.io(busy);
   a.io(job_id);
@@ -318,11 +320,15 @@ void Simulator::assign(int worker, const Job& job, const Vec& x) {
   PACER_CHECK(alive(worker));
   ++s.job_id;
   s.job = job;
-  // With a deadline, the job's deadline event comes after its completion's, so that a reply on
-  // the deadline itself is in time (the cluster engines declare lost strictly after it).
-  const Event deadline{
+  s.sent = now_;
+  // With a deadline, the job's deadline event comes after its completion's, so that a reply
+  // computed on the deadline itself is in time (the cluster engines declare lost strictly after
+  // it; a reply still in flight then, with message latency, is not).
+  Event deadline{
       .time = now_ + faults_.deadline, .worker = worker, .kind = kDeadline, .job = s.job_id};
   if (faults_.deadline > 0 && !s.alive) {  // dead, unknown to the master: it will never answer
+    if (s.owed_since < 0) s.owed_since = now_;
+    deadline.time = std::max(now_, s.owed_since + faults_.deadline);
     s.owed = true;
     ++owed_jobs_;
     queue_.push(deadline);
@@ -360,8 +366,18 @@ void Simulator::set_model(WorkerState& s, const Vec& x) {
 }
 
 void Simulator::cancel(int worker) {
-  PACER_CHECK(state_[worker].busy);
-  drop_job(worker);
+  PACER_CHECK(busy(worker));
+  WorkerState& s = state_[worker];
+  if (!s.owed) {
+    drop_job(worker);
+    return;
+  }
+  // A dead worker's job that the master cancels: its deadline goes (the event is stale), but the
+  // next job's comes from owed_since, not from its own send.
+  s.owed = false;
+  --owed_jobs_;
+  ++s.job_id;
+  ++stats_.workers.workers[worker].jobs_cancelled;
 }
 
 void Simulator::drop_job(int worker) {
@@ -430,11 +446,11 @@ void Simulator::die_silently(int worker) {
   if (!s.busy) return;
   undo_ahead(worker);  // its job never touches the worker's state
   if (!s.computed) count_work(worker, std::clamp(now_ - s.start, 0.0, s.duration));
-  ++stats_.workers.workers[worker].jobs_cancelled;
   s.busy = false;  // its completion events are now ignored; its deadline stands
   --busy_workers_;
-  if (!s.declared_lost) {
+  if (!s.declared_lost) {  // (counted as cancelled when it is declared lost)
     s.owed = true;
+    s.owed_since = s.sent;
     ++owed_jobs_;
   }
 }
@@ -445,8 +461,10 @@ void Simulator::deadline_passed(int worker, Master& master) {
     s.owed = false;
     --owed_jobs_;
   }
+  s.owed_since = -1;
   s.declared_lost = true;
   WorkerStatistics& counts = stats_.workers.workers[worker];
+  ++counts.jobs_cancelled;  // its job, as the cluster engines count a job lost with its worker
   ++counts.losses;
   counts.lost = true;
   counts.last_loss_time = now_;
@@ -458,8 +476,7 @@ void Simulator::readmit(int worker, Master& master) {
   s.busy = false;
   --busy_workers_;
   s.declared_lost = false;
-  WorkerStatistics& counts = stats_.workers.workers[worker];
-  ++counts.jobs_completed;
+  WorkerStatistics& counts = stats_.workers.workers[worker];  // (its late job: counted cancelled)
   ++counts.rejoins;
   counts.lost = false;
   master.on_rejoined(worker, *this);

@@ -167,6 +167,11 @@ class Simulator : public Cluster {
     // sent that will never answer (its worker died; its deadline is pending).
     bool declared_lost = false;
     bool owed = false;
+    // When the job it was sent is answered never (it died): the time the first such job was sent,
+    // kept across a cancel() and a new job, so that cancelling cannot postpone its deadline; < 0
+    // while nothing is owed. `sent` is the current job's assign() time.
+    double owed_since = -1;
+    double sent = 0;
     uint64_t fault_epoch = 0;  // losses so far; a random failure drawn before the last is stale
     bool busy = false;
     uint64_t job_id = 0;  // id of the current job; events of older ids are stale
