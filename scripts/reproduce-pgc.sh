@@ -22,8 +22,9 @@
 #      GC-FR, GC-CR, IS-GC (CR placement) at s = 2, and PGC-FR and PGC-CR at s = 1, 2, 3; every
 #      method the same budget of 2000 steps (DGD needs about 1270), K = 5 seeds. Besides, at
 #      s = 2: PGC-FR staggered (method.stagger = true) in pacer's regime, and PGC-FR and PGC-CR
-#      with the authors' late workers (method.straggler_policy = "queue") in the authors' regime. Two comparisons run
-#      side by side per regime, each with DGD (the same runs: a check of determinism).
+#      with the authors' late workers (method.straggler_policy = "queue") in the authors' regime.
+#      Two comparisons run side by side per regime, each with DGD (the same runs: a check of
+#      determinism).
 #   2. Work and time per step of every method at s = 1, 2, 3 and delay means 1 s and 2 s (pacer's
 #      regime: neither depends on the rows drawn), on 200 steps of softmax regression
 #      (configs/pgc-paper-softmax.toml) with the same timing and seeds.

@@ -146,14 +146,16 @@ std::string claims_report(const ClaimsResult& r, const ClaimsRunInfo& info) {
   }
   md += fmt::format("\n## Set-up, and where it departs from the paper\n\n{}\n", r.setup);
   md += "## Verdicts\n\n" + claims_verdicts_markdown(r) +
-        "\nHow a verdict is reached (the claims file states every rule and margin): each case is "
-        "judged on its 95 % Student-t interval over seeds (ratios and differences paired per "
-        "seed); a case with fewer than two pairs or a diverged seed is undecided; seeds that "
-        "missed the target make a value a bound, and only the outcomes that bound cannot "
-        "reverse are drawn. A check holds or fails by its quantifier over the cases; a claim "
-        "is not reproduced if a check fails, regime-dependent if a check holds in some cases "
-        "and fails in others, undecided if a check is, and reproduced when every check "
-        "holds.\n\n";
+        "\nHow a verdict is reached (the claims file states every rule and margin; the rules in "
+        "full: "
+        "include/pacer/study/claims.h): each case is judged on its 95 % Student-t interval over "
+        "seeds (ratios and differences paired per seed); a case with fewer than two values or a "
+        "diverged seed is undecided; seeds that missed the target make a value a bound, and only "
+        "the outcomes that bound cannot reverse are drawn. A check holds or fails by its "
+        "quantifier over the cases (every, some, most); a claim is not reproduced if a check "
+        "fails, regime-dependent if a check holds in one setting (a sweep cell, a timing model) "
+        "and fails in another, undecided if a check is, and reproduced only when every check "
+        "holds; checks \"for information\" are shown, not judged.\n\n";
   md += claim_sections(r) + table_sections(r);
   md +=
       "## The comparisons behind the numbers\n\nEach with its own report.md (every method's "
