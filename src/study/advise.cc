@@ -607,7 +607,6 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   }
   std::string latency_note;
   const Config base = trace_replay_config(config, options.trace, options.out_dir, latency_note);
-  const JobsTrace measured_trace = read_trace(options.trace);
   const std::string trace_path = options.out_dir + "/trace.csv";
   const int workers = static_cast<int>(base.get_int("workers", 12));
   const std::vector<std::string> specs = options.methods.empty()
@@ -642,7 +641,8 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   }
   write_file_atomic(
       options.out_dir + "/report.md",
-      report_text(options, describe_trace(parse_trace(measured_trace.csv, options.trace, workers)),
+      report_text(options,
+                  describe_trace(parse_trace(read_file(trace_path), options.trace, workers)),
                   candidates, results, answer));
   return answer +
          fmt::format("report: {}/report.md; trace replayed: {}\n", options.out_dir, trace_path);

@@ -215,11 +215,6 @@ TOML
     die "summary.json's lost_workers does not name worker 2 alone"
 }
 
-# The first number after "$2": in summary.json $1 (flattened).
-summary_number() {
-  flat "$1" | grep -oE "\"$2\":[-0-9.eE+]+" | head -1 | cut -d: -f2
-}
-
 # The time of the first target in summary.json $1 (empty when not reached).
 target_time() {
   flat "$1" | grep -oE '"targets":\[\{[^]]*' | grep -oE '"time":[-0-9.eE+]+' | head -1 | cut -d: -f2

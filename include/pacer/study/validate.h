@@ -8,8 +8,8 @@
 //      `pacer advise` replays a profile (study/advise.h, trace_replay_config: blocks of steps,
 //      per-unit compute and per-job delay separated, the message latency the log shows), over
 //      `seeds` seeds (OUT/predicted/): how well one profile transfers to other methods;
-//   3. predicts every method from its own jobs.csv the same way (OUT/own/<method>/): the replay's
-//      own fidelity, without the transfer;
+//   3. predicts every other method from its own jobs.csv the same way (OUT/own/<method>/; DGD's
+//      own prediction is step 2's): the replay's own fidelity, without the transfer;
 //   4. writes OUT/validate.csv and OUT/report.md, and returns the table: per method the measured
 //      time per step and time to the target, the predicted ones with their 95 % intervals over
 //      the replay seeds, and measured / predicted.
