@@ -131,6 +131,14 @@ int command_validate(const ConfigArgs& args, ValidateOptions options);
 int command_claims(const std::string& claims, const std::string& out_dir, const std::string& mode,
                    const std::string& command);
 
+// `pacer mpi-rank COMMAND...` (rank_supervisor.cc): runs `pacer COMMAND...` as a child process
+// for one rank of an MPI job and ends as that rank should: with the child's exit status; 0 when a
+// worker rank's child was killed by a signal (the job goes on without it, on every host); 128 +
+// the signal when rank 0's was, or when the signal came from the launcher. Forwards SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to the child. Throws when `args` is empty or the
+// process was not started by an MPI launcher.
+int command_mpi_rank(const std::vector<std::string>& args);
+
 // `pacer timeline DIR`'s arguments.
 struct TimelineArgs {
   std::string dir;

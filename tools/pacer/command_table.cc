@@ -215,6 +215,12 @@ Parsed define_timeline(CLI::App& sub) {
           nullptr};
 }
 
+// main.cc hands `pacer mpi-rank ...` to command_mpi_rank before CLI11 parses anything: every word
+// after mpi-rank is the supervised command's. The entry is here for --help and this usage error.
+Parsed define_mpi_rank(CLI::App&) {
+  return {[](int, char**) { return command_mpi_rank({}); }, nullptr};
+}
+
 Parsed define_version(CLI::App&) {
   return {[](int, char**) { return command_version(); }, nullptr};
 }
@@ -239,6 +245,10 @@ const std::vector<CommandDef>& command_table() {
        define_claims},
       {"timeline", "draw workers x time from a run folder's jobs.csv, and its Chrome trace",
        define_timeline},
+      {"mpi-rank",
+       "run one rank of an MPI job as `pacer COMMAND...` in a child process, so that the job "
+       "outlives a dead worker on every host (docs/mpi.md)",
+       define_mpi_rank},
       {"version", "print version and build information", define_version},
   };
   return table;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +15,7 @@
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/core/run_folder.h"
+#include "pacer/engine/mpi/runtime.h"
 #include "pacer/engine/registry.h"
 #include "pacer/report/job_log.h"
 #include "pacer/run/experiment.h"
@@ -68,9 +70,16 @@ int command_run(const ConfigArgs& args, const std::string& program) {
                 s["method"].get<std::string>().c_str(),
                 static_cast<long long>(s["steps"].get<int64_t>()), s["time"].get<double>(),
                 options.out_dir.c_str());
-    std::printf("continue it with: %s%s run --resume %s\n",
-                launched_by_launcher(config) ? "mpirun -np <workers + 1> " : "",
-                shell_word(program).c_str(), shell_word(options.out_dir).c_str());
+    // Under `pacer mpi-rank` the continuation is launched the same way.
+    const char* supervised = std::getenv(mpi::kRankSupervisedVariable);
+    const bool under_rank_supervisor = supervised != nullptr && std::string(supervised) == "1";
+    std::printf("continue it with: %s%s %srun --resume %s\n",
+                !launched_by_launcher(config) ? ""
+                : under_rank_supervisor
+                    ? "mpirun --mca orte_allowed_exit_without_sync 1 -np <workers + 1> "
+                    : "mpirun -np <workers + 1> ",
+                shell_word(program).c_str(), under_rank_supervisor ? "mpi-rank " : "",
+                shell_word(options.out_dir).c_str());
     return interrupt_exit_status();
   }
   if (outcome.status == "diverged") {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "pacer/core/error.h"
@@ -88,6 +89,14 @@ int run_command(const Parsed& parsed, bool under_launcher, int argc, char** argv
 int main(int argc, char** argv) {
   using namespace pacer;
   using namespace pacer::cli;
+  if (argc >= 2 && std::string(argv[1]) == "mpi-rank") {  // the rest is the child's command line
+    try {
+      return command_mpi_rank(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pacer: error: %s\n", e.what());
+      return 1;
+    }
+  }
   CLI::App app{"pacer: straggler-resilient distributed training (simulator and MPI)"};
   app.require_subcommand(1);
   app.fallthrough();  // -q and -v are accepted after the subcommand too

@@ -109,7 +109,7 @@ class MpiTransport : public cluster::Transport {
   void idle(int microseconds) override { poll_sleep(microseconds); }
   bool peer_known_dead(int peer) const override { return rank_known_dead(peer); }
   void set_peer_lost(int peer, bool lost) override { set_rank_lost(peer, lost); }
-  bool survives_dead_worker() const override { return launched_with_recovery(); }
+  bool survives_dead_worker() const override { return mpi::survives_dead_worker(); }
   [[noreturn]] void abort_job(int code) override { mpi::abort_job(code); }
 
  private:

@@ -265,7 +265,7 @@ void finalize() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (!(g_peers_lost && launched_with_recovery())) {
+  if (!(g_peers_lost && survives_dead_worker())) {
     MPI_Finalize();
     return;
   }
@@ -281,8 +281,11 @@ void finalize() {
   MPI_Finalize();
 }
 
-bool launched_with_recovery() {
-  const char* value = std::getenv("OMPI_MCA_orte_enable_recovery");
+namespace {
+
+// Whether environment variable `name` holds an Open MPI boolean MCA value that is true.
+bool mca_true(const char* name) {
+  const char* value = std::getenv(name);
   if (value == nullptr) return false;
   std::string v(value);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -292,6 +295,18 @@ bool launched_with_recovery() {
   const long number = std::strtol(v.c_str(), &end, 10);
   return end != v.c_str() && *end == '\0' && number != 0;
 }
+
+}  // namespace
+
+bool launched_with_recovery() { return mca_true("OMPI_MCA_orte_enable_recovery"); }
+
+bool supervised_with_exit_allowed() {
+  const char* supervised = std::getenv(kRankSupervisedVariable);
+  return supervised != nullptr && std::string(supervised) == "1" &&
+         mca_true("OMPI_MCA_orte_allowed_exit_without_sync");
+}
+
+bool survives_dead_worker() { return launched_with_recovery() || supervised_with_exit_allowed(); }
 
 void set_rank_lost(int rank, bool lost) {
   PACER_CHECK(g_active && g_rank == 0 && rank >= 1 && rank < g_size);

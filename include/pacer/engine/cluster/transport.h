@@ -87,7 +87,8 @@ class Transport {
   // can be cancelled; otherwise (MPI) the buffers of a run with a lost worker are kept until the
   // process ends.
   virtual bool sends_complete_at_once() const { return false; }
-  // Whether the job survives a dead worker endpoint (MPI: launched with --enable-recovery).
+  // Whether the job survives a dead worker endpoint (MPI: launched with --enable-recovery, or each
+  // rank under `pacer mpi-rank`: runtime.h, survives_dead_worker).
   virtual bool survives_dead_worker() const = 0;
   // Ends every endpoint of the job at once, with exit status `code`: for failures after which
   // the endpoints can no longer agree on a clean end.

@@ -32,8 +32,10 @@
 // (mpi_cluster.h) and records it here (set_rank_lost), because the session outlives the run: a
 // later run cannot start without that rank (begin_run refuses it), end_session does not wait for
 // it, and the exit command tells every rank that one was lost, so that finalize() is bounded in
-// time. Only under `mpirun --enable-recovery` does Open MPI 4.1 keep a job alive when a rank dies
-// (launched_with_recovery); without it, mpirun ends every rank about one second after the death.
+// time. Open MPI 4.1 keeps a job alive when a rank dies only under `mpirun --enable-recovery`
+// (launched_with_recovery), or when the rank's launched process ends normally although pacer in
+// it died (`pacer mpi-rank` with orte_allowed_exit_without_sync: supervised_with_exit_allowed);
+// otherwise mpirun ends every rank about one second after the death.
 #pragma once
 
 #include <cstdint>
@@ -72,7 +74,7 @@ bool active();
 int rank();  // requires active()
 int size();  // requires active()
 // Ends MPI (MPI_Finalize) if active(). Idempotent. After a session that ended with a rank lost
-// (end_session on rank 0, the exit command on the others) under launched_with_recovery(),
+// (end_session on rank 0, the exit command on the others) under survives_dead_worker(),
 // MPI_Finalize sometimes never returns (Open MPI 4.1.4, shared memory and TCP: every surviving
 // rank waits inside ompi_mpi_finalize, docs/mpi.md): it is given kLostFinalizeTimeoutS (it takes
 // well under 0.1 s otherwise), and if it has not returned by then the process flushes stdout and
@@ -98,6 +100,18 @@ const char* interrupt_signal_name();
 // without it or with --disable-recovery). A value set only in an MCA parameter file is not
 // seen. False under other launchers.
 bool launched_with_recovery();
+
+// The environment variable `pacer mpi-rank` (tools/pacer/rank_supervisor.cc) sets, to "1", in the
+// pacer process it starts as its child.
+inline constexpr const char* kRankSupervisedVariable = "PACER_RANK_SUPERVISED";
+// Whether this process runs under `pacer mpi-rank` in a job whose launcher accepts a rank that
+// ends without MPI_Finalize (`mpirun --mca orte_allowed_exit_without_sync 1`, passed to every rank
+// as OMPI_MCA_orte_allowed_exit_without_sync): a dead worker process is then a rank that ended
+// normally, and the job goes on, on every host (docs/mpi.md, "Across hosts").
+bool supervised_with_exit_allowed();
+// Whether a worker process's death leaves the job running: launched_with_recovery() or
+// supervised_with_exit_allowed().
+bool survives_dead_worker();
 
 // Rank 0: records that worker rank `rank` (1..size()-1) was declared lost (`lost` = true) or came
 // back (false). A rank still lost when a run ends stays lost for the rest of the session.
