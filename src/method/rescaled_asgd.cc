@@ -126,7 +126,10 @@ class RescaledMaster : public AsyncMaster {
 class RescaledAsgd : public AsyncMethod {
  public:
   RescaledAsgd(const Config& config, const MethodSetup& setup) : AsyncMethod(config, setup) {
-    source_ = config.get_choice("method.tau", "model", {"model", "estimate"}) == "model"
+    // By default τ comes from the timing model where one describes the compute times, and is
+    // learnt online where none does (the MPI and local engines with engine.inject = "none").
+    const char* fallback = setup.timing ? "model" : "estimate";
+    source_ = config.get_choice("method.tau", fallback, {"model", "estimate"}) == "model"
                   ? TauSource::kModel
                   : TauSource::kEstimate;
     if (source_ == TauSource::kEstimate) return;

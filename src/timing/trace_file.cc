@@ -271,12 +271,12 @@ StepGrid step_grid(const DurationTrace& trace) {
   for (int i = 0; i < trace.workers(); ++i) {
     std::vector<uint32_t> at(grid.size(), 0);
     std::vector<bool> own(grid.size(), false);
-    size_t j = 0;  // the worker's next row
+    size_t j = 0;  // the worker's first row with a step >= steps[k]
     const size_t rows = trace.rows[i].size();
     for (size_t k = 0; k < grid.size(); ++k) {
-      while (j < rows && trace.step(i, j) <= grid.steps[k]) ++j;
-      at[k] = static_cast<uint32_t>(j == 0 ? 0 : j - 1);
-      own[k] = j > 0 && trace.step(i, j - 1) == grid.steps[k];
+      while (j < rows && trace.step(i, j) < grid.steps[k]) ++j;
+      at[k] = static_cast<uint32_t>(std::min(j, rows - 1));
+      own[k] = j < rows && trace.step(i, j) == grid.steps[k];
     }
     grid.at.push_back(std::move(at));
     grid.own.push_back(std::move(own));

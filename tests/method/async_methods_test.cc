@@ -201,9 +201,13 @@ TEST(AsyncMethods, RefuseBadInputNamingTheKey) {
   EXPECT_EQ(build_error("[method]\nname = \"rescaled-asgd\"\ntau = \"estimate\"\n", 4,
                         "[timing]\nmodel = \"pareto\"\nalpha = 0.8\n"),
             "");
-  EXPECT_NE(build_error("[method]\nname = \"rescaled-asgd\"\n", 4, "", /*with_timing=*/false)
+  // Without a timing model (MPI with engine.inject = "none"): tau = "model" is refused, and the
+  // default is "estimate".
+  EXPECT_NE(build_error("[method]\nname = \"rescaled-asgd\"\ntau = \"model\"\n", 4, "",
+                        /*with_timing=*/false)
                 .find("'method.tau'"),
             std::string::npos);
+  EXPECT_EQ(build_error("[method]\nname = \"rescaled-asgd\"\n", 4, "", /*with_timing=*/false), "");
 }
 
 TEST(AsyncMaster, StartsEveryWorkerAtX0AndTagsJobsWithTheUpdateCount) {

@@ -707,7 +707,7 @@ TOML
     kill -CONT "$pid"
     wait_bounded "$job" 40
     [ "$rc" = 0 ] || { cat out.txt >&2; die "exit status $rc, expected 0"; }
-    grep -q "pacer: warning: .*launched neither with .mpirun --enable-recovery" out.txt ||
+    grep -q "pacer: warning: .*launched by mpirun neither as .*nor with .mpirun --enable-recovery" out.txt ||
       { cat out.txt >&2; die "no warning about --enable-recovery"; }
     grep -q "worker 2 (rank 3) has not answered its job .* declared lost" out.txt ||
       { cat out.txt >&2; die "worker 2 was not declared lost"; }

@@ -57,8 +57,8 @@ TEST_F(TraceTimeTest, ColumnsComeInAnyOrderAndRowsInStepOrder) {
   EXPECT_EQ(t.steps[1], (std::vector<int64_t>{0, 1, 3}));
   const StepGrid grid = step_grid(t);
   EXPECT_EQ(grid.steps, (std::vector<int64_t>{0, 1, 2, 3}));
-  // Worker 1 has no row at step 2: it repeats its row of step 1.
-  EXPECT_EQ(grid.at[1], (std::vector<uint32_t>{0, 1, 1, 2}));
+  // Worker 1 has no row at step 2: its next job (step 3's row) stands there.
+  EXPECT_EQ(grid.at[1], (std::vector<uint32_t>{0, 1, 2, 2}));
   EXPECT_EQ(grid.own[1], (std::vector<bool>{true, true, false, true}));
   // Order replay: each worker's rows in step order.
   auto m = model(kSteps, "", 2);
@@ -87,7 +87,7 @@ TEST_F(TraceTimeTest, SequentialReplaysTheRecordedStepsForEveryWorkerAndWraps) {
   auto m = model(kSteps, "replay = \"sequential\"\n", 2);
   Rng rng(1, "duration", 0), untouched(1, "duration", 0);
   const double expected0[] = {1, 2, 3, 4, 1, 2};
-  const double expected1[] = {10, 20, 20, 40, 10, 20};
+  const double expected1[] = {10, 20, 40, 40, 10, 20};
   for (int t = 0; t < 6; ++t) {
     // The same step replays the same recorded step, however often and in whatever order.
     EXPECT_EQ(m->compute_time(1, 1, t, rng).total(), expected1[t]) << t;
@@ -97,7 +97,24 @@ TEST_F(TraceTimeTest, SequentialReplaysTheRecordedStepsForEveryWorkerAndWraps) {
   EXPECT_EQ(m->compute_time(0, 1, -1, rng).total(), 4.0);  // step −1 is step K − 1
   EXPECT_EQ(rng.next_u64(), untouched.next_u64()) << "sequential replay drew from the Rng";
   // The long-run mean of a one-unit job: over the recorded steps.
-  EXPECT_DOUBLE_EQ(*m->mean_unit_time(1), (10 + 20 + 20 + 40) / 4.0);
+  EXPECT_DOUBLE_EQ(*m->mean_unit_time(1), (10 + 20 + 40 + 40) / 4.0);
+}
+
+// An asynchronous log: worker 0 has a job at every step 0..15, worker 1 a job of 8 s at step 0
+// (it was busy until step 8) and then one of 1 s at every step 8..15. The long job stands only
+// for its own step: repeating it at each step it spanned would replay it 8 times in 16 steps
+// (mean 4.5 s) where the worker did it once in 9 jobs.
+TEST_F(TraceTimeTest, ABusyWorkersStepsReplayItsNextJobNotTheLongOne) {
+  std::string text = "step,worker,duration\n";
+  for (int k = 0; k < 16; ++k) text += fmt::format("{},0,1\n", k);
+  text += "0,1,8\n";
+  for (int k = 8; k < 16; ++k) text += fmt::format("{},1,1\n", k);
+  testing::write_text(path_, text);
+  const StepGrid grid = step_grid(read_trace_file(path_, 2, "trace"));
+  ASSERT_EQ(grid.size(), 16u);
+  for (size_t k = 1; k <= 8; ++k) EXPECT_EQ(grid.at[1][k], 1u) << k;  // the step-8 job
+  EXPECT_DOUBLE_EQ(*model(text, "replay = \"sequential\"\n", 2)->mean_unit_time(1),
+                   (8 + 15 * 1) / 16.0);
 }
 
 // 12 steps, worker i's row at step k is 100·i + k: a replayed value names its recorded step.

@@ -98,6 +98,9 @@ std::optional<LaunchedRank> launched_rank() {
   const std::pair<const char*, const char*> variables[] = {
       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
       {"PMIX_RANK", "PMIX_SIZE"},
+      // srun --mpi=pmix sets PMIX_RANK but not PMIX_SIZE (Slurm 22.05). SLURM_NTASKS alone would
+      // not do: an salloc or sbatch shell sets it too, with SLURM_PROCID = 0, for every command.
+      {"PMIX_RANK", "SLURM_NTASKS"},
       {"PMI_RANK", "PMI_SIZE"}};
   for (const auto& [rank, size] : variables) {
     const char* r = std::getenv(rank);

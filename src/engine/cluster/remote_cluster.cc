@@ -422,12 +422,8 @@ RemoteCluster::Outcome RemoteCluster::run(Master& master, double max_time) {
   static bool warned = false;
   if (!warned && impl_->options.worker_timeout_s != 0 && !impl_->transport.survives_dead_worker()) {
     warned = true;
-    log_warning(
-        "MPI engine: this job was launched neither with `mpirun --enable-recovery` nor as `mpirun "
-        "--mca orte_allowed_exit_without_sync 1 ... pacer mpi-rank run ...`, so if a worker "
-        "process dies Open MPI ends the whole job, and the run with it; launch it one of these "
-        "ways to go on with the surviving workers (the second also across hosts, docs/mpi.md; "
-        "engine.worker_timeout_s = 0 silences this warning)");
+    log_warning("{} (engine.worker_timeout_s = 0 silences this warning)",
+                impl_->transport.dead_worker_warning());
   }
   try {
     return run_loop(master, max_time);

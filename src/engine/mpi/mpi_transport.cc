@@ -110,6 +110,7 @@ class MpiTransport : public cluster::Transport {
   bool peer_known_dead(int peer) const override { return rank_known_dead(peer); }
   void set_peer_lost(int peer, bool lost) override { set_rank_lost(peer, lost); }
   bool survives_dead_worker() const override { return mpi::survives_dead_worker(); }
+  std::string dead_worker_warning() const override { return mpi::dead_worker_warning(); }
   [[noreturn]] void abort_job(int code) override { mpi::abort_job(code); }
 
  private:

@@ -308,6 +308,34 @@ bool supervised_with_exit_allowed() {
 
 bool survives_dead_worker() { return launched_with_recovery() || supervised_with_exit_allowed(); }
 
+std::string launcher_name() {
+  if (std::getenv("OMPI_MCA_orte_hnp_uri") != nullptr) return "mpirun";
+  const char* ns = std::getenv("PMIX_NAMESPACE");
+  if (std::getenv("SLURM_STEP_ID") != nullptr ||
+      (ns != nullptr && std::string(ns).rfind("slurm", 0) == 0)) {
+    return "srun";
+  }
+  return "an unknown launcher";
+}
+
+std::string dead_worker_warning() {
+  const std::string launcher = launcher_name();
+  if (launcher == "srun") {
+    return "MPI engine: this job was launched by srun, and Slurm's PMIx plugin cancels the whole "
+           "job step when a rank's process dies (--kill-on-bad-exit=0 and --no-kill do not "
+           "prevent it), the run with it; to go on with the surviving workers, run mpirun inside "
+           "the allocation: `salloc -n <workers + 1> mpirun --mca orte_allowed_exit_without_sync "
+           "1 pacer mpi-rank run ...` (docs/mpi.md, Slurm)";
+  }
+  return fmt::format(
+      "MPI engine: this job was launched by {} neither as `mpirun --mca "
+      "orte_allowed_exit_without_sync 1 ... pacer mpi-rank run ...` nor with `mpirun "
+      "--enable-recovery`, so if a worker process dies Open MPI ends the whole job, and the run "
+      "with it; launch it one of these ways to go on with the surviving workers (the first on any "
+      "number of hosts, the second on one host only: docs/mpi.md)",
+      launcher);
+}
+
 void set_rank_lost(int rank, bool lost) {
   PACER_CHECK(g_active && g_rank == 0 && rank >= 1 && rank < g_size);
   if (g_lost.size() != static_cast<size_t>(g_size)) g_lost.assign(g_size, false);

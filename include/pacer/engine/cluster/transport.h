@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace pacer::cluster {
@@ -90,6 +91,9 @@ class Transport {
   // Whether the job survives a dead worker endpoint (MPI: launched with --enable-recovery, or each
   // rank under `pacer mpi-rank`: runtime.h, survives_dead_worker).
   virtual bool survives_dead_worker() const = 0;
+  // When !survives_dead_worker(): one sentence for the user naming the launcher that started the
+  // job and how to launch it so that it does survive a dead worker.
+  virtual std::string dead_worker_warning() const { return {}; }
   // Ends every endpoint of the job at once, with exit status `code`: for failures after which
   // the endpoints can no longer agree on a clean end.
   [[noreturn]] virtual void abort_job(int code) = 0;

@@ -112,6 +112,15 @@ bool supervised_with_exit_allowed();
 // Whether a worker process's death leaves the job running: launched_with_recovery() or
 // supervised_with_exit_allowed().
 bool survives_dead_worker();
+// The launcher that started this process, from its environment: "mpirun" (Open MPI's, which sets
+// OMPI_MCA_orte_hnp_uri), "srun" (Slurm's direct launch: SLURM_STEP_ID or a PMIx namespace of
+// Slurm's, without Open MPI's variables), or "an unknown launcher".
+std::string launcher_name();
+// What a job that does not survive_dead_worker() risks, for the launcher that started it, and
+// how to launch it instead: mpirun with `pacer mpi-rank` (any number of hosts) or
+// --enable-recovery (one host); under srun, mpirun inside the allocation, since Slurm's PMIx
+// plugin cancels the whole job step when a rank's process dies (docs/mpi.md, "Slurm").
+std::string dead_worker_warning();
 
 // Rank 0: records that worker rank `rank` (1..size()-1) was declared lost (`lost` = true) or came
 // back (false). A rank still lost when a run ends stays lost for the rest of the session.
