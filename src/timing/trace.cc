@@ -21,7 +21,8 @@
 //   bootstrap   a uniform draw of the worker's rows from its Rng (reweighted between the two
 //               groups of step 2 when the frequency is != 1).
 //   sequential  the row standing for grid step k = step mod K (StepGrid, K steps): the trace as
-//               recorded, wrapping; every worker at one step reads the same recorded step.
+//               recorded, wrapping; every worker at one step reads the same recorded step (a
+//               worker with no row there, busy with a longer job, its next row: StepGrid).
 //   block       circular moving blocks of L grid steps (Politis and Romano's circular block
 //               bootstrap): step t lies in block b = ⌊t / L⌋ at offset t − b·L and replays grid
 //               step (s_b + t − b·L) mod K, with s_b uniform on [0, K) drawn from

@@ -211,7 +211,7 @@ TOML
     '"lost_per_worker":[false,false,true,false]' '"losses_per_worker":[0,0,1,0]' \
     '"launched_with_recovery":true'
   # The experiment layer's list of losses, {step, time, worker}.
-  flat mpi/summary.json | grep -qE '"lost_workers":\[\{[^]]*"worker":2\}\]' ||
+  flat mpi/summary.json | grep -qE '"lost_workers":\[\{[^]{}]*"worker":2\}\]' ||
     die "summary.json's lost_workers does not name worker 2 alone"
 }
 
@@ -348,7 +348,88 @@ resume_after_kill() {
   resume_matches_whole 60
 }
 
+# Starts, in the background, run.toml under the recipe of docs/mpi.md for surviving a dead worker
+# on any number of hosts (here one): every rank as `pacer mpi-rank`, mpirun with
+# orte_allowed_exit_without_sync and without --enable-recovery; rank 0's debug log in out.txt.
+# Sets job (mpiexec's pid) once the run has started.
+start_under_mpi_rank() {
+  "$mpiexec" --allow-run-as-root --oversubscribe --mca orte_allowed_exit_without_sync 1 -np 5 \
+    "$pacer" mpi-rank -v run run.toml --engine mpi --out mpi >out.txt 2>&1 &
+  job=$!
+  wait_run_started out.txt "$job"
+}
+
+# The pid of rank $1's pacer process under `pacer mpi-rank` (the supervisor's child).
+supervised_pacer() {
+  local supervisor
+  supervisor=$(rank_pid "$job" "$1") || die "no rank $1 among the children of mpiexec"
+  pgrep -P "$supervisor" -x pacer || die "no pacer process under rank $1's mpi-rank"
+}
+
+# run.toml for the mpi-rank checks: PGC-CR (s = 1), $1 steps of paced 0.1 s jobs, a worker
+# declared lost after 2 s.
+write_pgc_cr_paced() {
+  write_problem run.toml 1 "$1"
+  cat >>run.toml <<TOML
+[method]
+name = "pgc-cr"
+s = 1
+[timing]
+model = "fixed"
+tau = 0.1
+[engine]
+inject = "pace"
+worker_timeout_s = 2
+TOML
+}
+
 case "$check" in
+  mpi_rank_worker_killed)
+    # kill -9 of worker 2's pacer under mpi-rank: its rank ends with 0, the run goes on to its
+    # end without it, mpiexec exits 0, and no warning says the launch cannot survive it.
+    write_pgc_cr_paced 100
+    start_under_mpi_rank
+    victim=$(supervised_pacer 3)
+    sleep 1
+    kill -KILL "$victim" || die "rank 3 had ended before the kill: the run is too short"
+    wait_bounded "$job" 40
+    [ "$rc" = 0 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 0"; }
+    summary_has mpi/summary.json '"status":"max_steps"' '"lost_per_worker":[false,false,true,false]' \
+      '"launched_with_recovery":true'
+    [ "$(grep -c . mpi/log.csv)" = 101 ] || die "log.csv does not hold 100 steps"
+    grep -q "mpi-rank: the pacer process of rank 3 was killed by signal 9" out.txt ||
+      { cat out.txt >&2; die "mpi-rank did not report the kill"; }
+    ! grep -q "pacer: warning: MPI engine: this" out.txt ||
+      { cat out.txt >&2; die "the launch was warned that it does not survive a dead worker"; }
+    ;;
+
+  mpi_rank_rank0_killed)
+    # kill -9 of rank 0's pacer under mpi-rank: its rank ends with 137 and mpiexec ends the job.
+    write_pgc_cr_paced 100000
+    start_under_mpi_rank
+    victim=$(supervised_pacer 0)
+    sleep 1
+    kill -KILL "$victim"
+    wait_bounded "$job" 30
+    [ "$rc" = 137 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 137"; }
+    none_left_running
+    ;;
+
+  mpi_rank_interrupt)
+    # SIGINT to mpiexec under mpi-rank: mpirun's SIGTERM reaches rank 0's pacer, which writes its
+    # outputs as interrupted and says how to continue, launched the same way.
+    write_pgc_cr_paced 100000
+    start_under_mpi_rank
+    sleep 1
+    kill -INT "$job"
+    wait_bounded "$job" 30
+    grep -q '"status": "interrupted"' mpi/summary.json ||
+      { cat out.txt >&2; die "summary.json does not say interrupted"; }
+    grep -q "continue it with: mpirun --mca orte_allowed_exit_without_sync 1 -np <workers + 1> .* mpi-rank run --resume mpi" out.txt ||
+      { cat out.txt >&2; die "the continuation does not launch under mpi-rank"; }
+    none_left_running
+    ;;
+
   resume_dgd)
     resume_after_kill 0
     ;;

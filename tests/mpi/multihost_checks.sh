@@ -205,10 +205,14 @@ case "$check" in
     echo "kill -9 of rank 3 on the second host to the end of mpiexec: $(since "$killed") s" \
       "(bound: worker_timeout_s + 30 = 32 s)"
     [ "$rc" = 0 ] || { cat out.txt >&2; die "mpiexec's exit status $rc, expected 0"; }
-    [ -z "$(ip netns pids "${netns[h2]}")" ] || die "processes left on the second host"
+    for _ in $(seq 1 50); do  # the daemon may end a moment after mpiexec
+      [ -z "$(ip netns pids "${netns[h2]}")" ] && break
+      sleep 0.1
+    done
+    [ -z "$(ip netns pids "${netns[h2]}")" ] || die "processes left on the second host 5 s after mpiexec"
     grep -q '"status": "max_steps"' mpi/summary.json || die "the run did not reach max_steps"
     [ "$(grep -c . mpi/log.csv)" = 101 ] || die "log.csv does not hold 100 steps"
-    tr -d ' \n' <mpi/summary.json | grep -qE '"lost_workers":\[\{[^]]*"worker":2\}\]' ||
+    tr -d ' \n' <mpi/summary.json | grep -qE '"lost_workers":\[\{[^]{}]*"worker":2\}\]' ||
       die "summary.json's lost_workers does not name worker 2 alone"
     [ -s mpi/config.toml ] || die "no config.toml"
     grep -q "rank 3 was killed by signal 9" out.txt || die "mpi-rank did not report the kill"
@@ -232,7 +236,7 @@ case "$check" in
       die "processes still running on the second host 32 s after rank 0 died"
     echo "kill -9 of rank 0 to the second host's last process: $(since "$killed") s (bound: 32 s)"
     wait_job "$job" 32
-    [ "$rc" != 0 ] || die "mpiexec exited 0 although rank 0 died"
+    [ "$rc" = 137 ] || die "mpiexec exited $rc, expected 137 (rank 0's mpi-rank: 128 + SIGKILL)"
     grep -q '"status": "running"' mpi/summary.json || die "summary.json does not say running"
     ;;
 

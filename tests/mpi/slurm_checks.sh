@@ -18,6 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
+work=$(pwd -P)  # as /proc/PID/cwd shows it
 
 die() {
   echo "FAIL (slurm.$check): $*" >&2
@@ -26,7 +27,17 @@ die() {
 
 # shellcheck source=slurm_setup.sh
 source "$here/slurm_setup.sh"
-trap slurm_down EXIT
+job=""
+# On any exit: the job launched here and every process it left, then Slurm.
+cleanup() {
+  [ -n "$job" ] && kill -KILL "$job" 2>/dev/null
+  local p
+  for p in $(pgrep -x pacer) $(pgrep -x mpirun) $(pgrep -x orted); do
+    [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$work" ] && kill -KILL "$p" 2>/dev/null
+  done
+  slurm_down
+}
+trap cleanup EXIT
 slurm_up "$work/slurm"
 case $? in
   0) ;;
@@ -137,7 +148,7 @@ case "$check" in
     [ "$rc" = 0 ] || { cat recipe.txt >&2; die "salloc's exit status $rc, expected 0"; }
     grep -q '"status": "max_steps"' recipe/summary.json || die "the run did not reach max_steps"
     [ "$(grep -c . recipe/log.csv)" = 101 ] || die "log.csv does not hold 100 steps"
-    tr -d ' \n' <recipe/summary.json | grep -qE '"lost_workers":\[\{[^]]*"worker":2\}\]' ||
+    tr -d ' \n' <recipe/summary.json | grep -qE '"lost_workers":\[\{[^]{}]*"worker":2\}\]' ||
       die "summary.json's lost_workers does not name worker 2 alone"
     ;;
 

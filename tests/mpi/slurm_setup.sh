@@ -56,6 +56,10 @@ NodeName=$(hostname -s) CPUs=$cpus State=UNKNOWN
 PartitionName=pacer Nodes=$(hostname -s) Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$dir/slurm.conf
+  # A controller left by an earlier check that was killed would answer on the same ports.
+  pkill -f "slurmctld -D -i -f .*/slurm.conf" 2>/dev/null
+  pkill -f "slurmd -D -f .*/slurm.conf" 2>/dev/null
+  sleep 0.5
   # munged: used if one answers (munge -n), else started here (and stopped by slurm_down).
   if ! munge -n </dev/null >/dev/null 2>&1; then
     mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null
@@ -89,14 +93,15 @@ EOF
 
 slurm_down() {
   local pid
+  # The jobs first (their slurmstepd outlives slurmd), then the daemons.
+  [ ${#slurm_started[@]} -gt 0 ] && timeout 10 scancel --full --quiet --user=root 2>/dev/null
   for pid in "${slurm_started[@]}"; do kill -TERM "$pid" 2>/dev/null; done
   for pid in "${slurm_started[@]}"; do wait "$pid" 2>/dev/null; done
   slurm_started=()
   if [ "$slurm_munged_started" = 1 ]; then
-    pkill -x munged
+    [ -s /run/munge/munged.pid ] && kill "$(cat /run/munge/munged.pid)" 2>/dev/null
     for _ in $(seq 1 50); do pgrep -x munged >/dev/null || break; sleep 0.1; done
   fi
   slurm_munged_started=0
   return 0
-slurm_munged_started=0
 }

@@ -89,9 +89,15 @@ int run_command(const Parsed& parsed, bool under_launcher, int argc, char** argv
 int main(int argc, char** argv) {
   using namespace pacer;
   using namespace pacer::cli;
-  if (argc >= 2 && std::string(argv[1]) == "mpi-rank") {  // the rest is the child's command line
+  // `pacer [-q|-v] mpi-rank COMMAND...`: every other word is the child's command line, the global
+  // flags before mpi-rank included.
+  int first = 1;
+  while (first < argc && argv[first][0] == '-') ++first;
+  if (first < argc && std::string(argv[first]) == "mpi-rank") {
+    std::vector<std::string> child(argv + 1, argv + first);
+    child.insert(child.end(), argv + first + 1, argv + argc);
     try {
-      return command_mpi_rank(std::vector<std::string>(argv + 2, argv + argc));
+      return command_mpi_rank(child);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "pacer: error: %s\n", e.what());
       return 1;

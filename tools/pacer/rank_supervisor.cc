@@ -13,8 +13,10 @@
 //     MPI_Finalize) while rank 0 declares the worker lost after engine.worker_timeout_s;
 //   * rank 0's child was killed by a signal, or any child by a signal the launcher sent: with
 //     128 + the signal, so that the launcher ends the whole job (rank 0 holds the run).
-// SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to the child (mpirun sends
-// SIGTERM to the process it started, i.e. this one, when the job is interrupted). The child gets
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to the child, for launchers
+// that signal only the process they started. Open MPI 4.1's daemons signal its whole process
+// group (the rank calls setpgid at its start, and the child stays in that group), so there the
+// child gets such a signal twice; pacer acts on the first SIGINT or SIGTERM only. The child gets
 // SIGKILL if this process dies first (PR_SET_PDEATHSIG), so no rank outlives the job.
 #include <fmt/format.h>
 #include <sys/prctl.h>
@@ -74,7 +76,7 @@ int rank_status(int wait_status, long rank, int last_forwarded) {
     std::fprintf(stderr,
                  "pacer: warning: mpi-rank: the pacer process of rank %ld was killed by signal %d "
                  "(%s); rank %ld ends normally so that the job goes on, and rank 0 declares its "
-                 "worker lost after engine.worker_timeout_s\n",
+                 "worker lost by the worker deadline (engine.worker_timeout_s)\n",
                  rank, sig, strsignal(sig), rank);
     return 0;
   }
@@ -105,6 +107,9 @@ int command_mpi_rank(const std::vector<std::string>& args) {
   for (int sig : kForwarded) sigaddset(&waited, sig);
   sigaddset(&waited, SIGCHLD);
   sigprocmask(SIG_BLOCK, &waited, &old_mask);
+  // A SIGCHLD ignored by whatever started this process would make the kernel reap the child
+  // unseen, and the wait below would never end.
+  std::signal(SIGCHLD, SIG_DFL);
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error(fmt::format("mpi-rank: fork: {}", std::strerror(errno)));
@@ -113,7 +118,20 @@ int command_mpi_rank(const std::vector<std::string>& args) {
   for (;;) {
     int wait_status = 0;
     const pid_t ended = waitpid(child, &wait_status, WNOHANG);
-    if (ended == child) return rank_status(wait_status, launched->rank, last_forwarded);
+    if (ended == child) {
+      // A launcher's signal may have reached the child (same process group) before this
+      // process took its own copy: take what is pending before deciding where the signal came
+      // from.
+      sigset_t forwarded;
+      sigemptyset(&forwarded);
+      for (int sig : kForwarded) sigaddset(&forwarded, sig);
+      const timespec now{0, 0};
+      for (int sig; (sig = sigtimedwait(&forwarded, nullptr, &now)) > 0;) last_forwarded = sig;
+      return rank_status(wait_status, launched->rank, last_forwarded);
+    }
+    if (ended < 0 && errno != EINTR) {
+      throw std::runtime_error(fmt::format("mpi-rank: waitpid: {}", std::strerror(errno)));
+    }
     siginfo_t info;
     const int sig = sigwaitinfo(&waited, &info);
     if (sig > 0 && sig != SIGCHLD) {

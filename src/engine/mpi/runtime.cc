@@ -306,20 +306,43 @@ bool supervised_with_exit_allowed() {
          mca_true("OMPI_MCA_orte_allowed_exit_without_sync");
 }
 
-bool survives_dead_worker() { return launched_with_recovery() || supervised_with_exit_allowed(); }
+namespace {
+bool slurm_pmix() {
+  const char* ns = std::getenv("PMIX_NAMESPACE");
+  return ns != nullptr && std::string(ns).rfind("slurm", 0) == 0;
+}
+}  // namespace
+
+namespace {
+bool rank_supervised() {
+  const char* supervised = std::getenv(kRankSupervisedVariable);
+  return supervised != nullptr && std::string(supervised) == "1";
+}
+}  // namespace
+
+bool survives_dead_worker() {
+  // Under pacer mpi-rank a dead worker's rank ends without MPI_Finalize: without
+  // orte_allowed_exit_without_sync a remote daemon takes that for an abnormal end, whatever
+  // --enable-recovery says.
+  if (rank_supervised()) return supervised_with_exit_allowed();
+  return launched_with_recovery();
+}
 
 std::string launcher_name() {
   if (std::getenv("OMPI_MCA_orte_hnp_uri") != nullptr) return "mpirun";
-  const char* ns = std::getenv("PMIX_NAMESPACE");
-  if (std::getenv("SLURM_STEP_ID") != nullptr ||
-      (ns != nullptr && std::string(ns).rfind("slurm", 0) == 0)) {
-    return "srun";
-  }
+  // Not SLURM_STEP_ID alone: every process a launcher's daemon started by srun starts inherits it.
+  if (slurm_pmix()) return "srun";
   return "an unknown launcher";
 }
 
 std::string dead_worker_warning() {
   const std::string launcher = launcher_name();
+  if (launcher == "mpirun" && rank_supervised()) {
+    return "MPI engine: this rank runs under pacer mpi-rank, but mpirun was not given `--mca "
+           "orte_allowed_exit_without_sync 1` on its command line (or in the environment, "
+           "OMPI_MCA_orte_allowed_exit_without_sync=1), so if a worker process dies Open MPI "
+           "ends the whole job, or never returns across hosts; add it (docs/mpi.md)";
+  }
   if (launcher == "srun") {
     return "MPI engine: this job was launched by srun, and Slurm's PMIx plugin cancels the whole "
            "job step when a rank's process dies (--kill-on-bad-exit=0 and --no-kill do not "

@@ -3,7 +3,7 @@
 //
 // What MPI adds to the protocol: a dead peer is seen only on this host (runtime.h,
 // rank_known_dead), a rank declared lost is recorded for the session (runtime.h, set_rank_lost),
-// a job survives a dead rank only under `mpirun --enable-recovery` (launched_with_recovery), and
+// a job survives a dead rank only when launched for it (runtime.h, survives_dead_worker), and
 // abort_job is MPI_Abort. MPI counts a message's bytes in an int, hence cluster::kMaxDim.
 #pragma once
 

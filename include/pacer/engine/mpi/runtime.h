@@ -109,12 +109,14 @@ inline constexpr const char* kRankSupervisedVariable = "PACER_RANK_SUPERVISED";
 // as OMPI_MCA_orte_allowed_exit_without_sync): a dead worker process is then a rank that ended
 // normally, and the job goes on, on every host (docs/mpi.md, "Across hosts").
 bool supervised_with_exit_allowed();
-// Whether a worker process's death leaves the job running: launched_with_recovery() or
-// supervised_with_exit_allowed().
+// Whether a worker process's death leaves the job running: under `pacer mpi-rank`,
+// supervised_with_exit_allowed() (with --enable-recovery alone a remote daemon never reports a
+// supervised rank that ended without MPI_Finalize); otherwise launched_with_recovery(). The MCA
+// settings are seen only on mpirun's command line or in the environment, not in a parameter file.
 bool survives_dead_worker();
 // The launcher that started this process, from its environment: "mpirun" (Open MPI's, which sets
-// OMPI_MCA_orte_hnp_uri), "srun" (Slurm's direct launch: SLURM_STEP_ID or a PMIx namespace of
-// Slurm's, without Open MPI's variables), or "an unknown launcher".
+// OMPI_MCA_orte_hnp_uri), "srun" (Slurm's direct launch: a PMIx namespace of Slurm's, without
+// Open MPI's variables), or "an unknown launcher".
 std::string launcher_name();
 // What a job that does not survive_dead_worker() risks, for the launcher that started it, and
 // how to launch it instead: mpirun with `pacer mpi-rank` (any number of hosts) or
