@@ -15,6 +15,8 @@ pacer=$2
 mpiexec=$3
 work=$4/$check
 write_mlp_module=${5:-}
+# shellcheck source=problems.sh
+source "$(dirname "$0")/problems.sh"
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -26,29 +28,6 @@ mpirun() {
 die() {
   echo "FAIL ($check): $*" >&2
   exit 1
-}
-
-# A small least-squares problem with full-batch gradients: every gradient is deterministic.
-write_problem() {  # $1 = file, $2 = seed, $3 = max_steps, $4 = eval_every (default 0)
-  cat >"$1" <<EOF
-seed = $2
-workers = 4
-max_steps = $3
-eval_every = ${4:-0}
-save_model = true
-
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 400
-features = 20
-
-[model]
-name = "least_squares"
-
-[training]
-batch = 0
-EOF
 }
 
 # Columns of log.csv (1-based, comma-separated) as one string.
@@ -366,28 +345,11 @@ supervised_pacer() {
   pgrep -P "$supervisor" -x pacer || die "no pacer process under rank $1's mpi-rank"
 }
 
-# run.toml for the mpi-rank checks: PGC-CR (s = 1), $1 steps of paced 0.1 s jobs, a worker
-# declared lost after 2 s.
-write_pgc_cr_paced() {
-  write_problem run.toml 1 "$1"
-  cat >>run.toml <<TOML
-[method]
-name = "pgc-cr"
-s = 1
-[timing]
-model = "fixed"
-tau = 0.1
-[engine]
-inject = "pace"
-worker_timeout_s = 2
-TOML
-}
-
 case "$check" in
   mpi_rank_worker_killed)
     # kill -9 of worker 2's pacer under mpi-rank: its rank ends with 0, the run goes on to its
     # end without it, mpiexec exits 0, and no warning says the launch cannot survive it.
-    write_pgc_cr_paced 100
+    write_paced_run $'name = "pgc-cr"\ns = 1' 100
     start_under_mpi_rank
     victim=$(supervised_pacer 3)
     sleep 1
@@ -405,7 +367,7 @@ case "$check" in
 
   mpi_rank_rank0_killed)
     # kill -9 of rank 0's pacer under mpi-rank: its rank ends with 137 and mpiexec ends the job.
-    write_pgc_cr_paced 100000
+    write_paced_run $'name = "pgc-cr"\ns = 1' 100000
     start_under_mpi_rank
     victim=$(supervised_pacer 0)
     sleep 1
@@ -418,7 +380,7 @@ case "$check" in
   mpi_rank_interrupt)
     # SIGINT to mpiexec under mpi-rank: mpirun's SIGTERM reaches rank 0's pacer, which writes its
     # outputs as interrupted and says how to continue, launched the same way.
-    write_pgc_cr_paced 100000
+    write_paced_run $'name = "pgc-cr"\ns = 1' 100000
     start_under_mpi_rank
     sleep 1
     kill -INT "$job"

@@ -15,6 +15,8 @@ check=$1
 pacer=$2
 mpiexec=$3
 work=$4/multihost_$check
+# shellcheck source=problems.sh
+source "$(dirname "$0")/problems.sh"
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -73,39 +75,6 @@ shift
 exec ip netns exec \$ns /bin/sh -c "\$*"
 EOF
   chmod +x agent.sh
-}
-
-# Writes run.toml: $1 = [method] body, $2 = max_steps; least squares on 4 workers, full-batch
-# gradients, paced jobs of a fixed 0.1 s, a worker declared lost after 2 s without an answer.
-write_run() {
-  cat >run.toml <<EOF
-seed = 1
-workers = 4
-max_steps = $2
-
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 400
-features = 20
-
-[model]
-name = "least_squares"
-
-[training]
-batch = 0
-
-[method]
-$1
-
-[timing]
-model = "fixed"
-tau = 0.1
-
-[engine]
-inject = "pace"
-worker_timeout_s = 2
-EOF
 }
 
 # Starts run.toml on the MPI engine across the two hosts in the background, rank 0's debug log
@@ -171,7 +140,7 @@ case "$check" in
     # PGC-CR (s = 1) across the two hosts: two of its ranks run in the second namespace, it ends
     # normally, and its time per step is the simulator's within 10 % (paced jobs: the simulator
     # predicts the step from the same fixed τ).
-    write_run $'name = "pgc-cr"\ns = 1' 60
+    write_paced_run $'name = "pgc-cr"\ns = 1' 60
     start_job
     wait_run_started
     remote=0
@@ -194,7 +163,7 @@ case "$check" in
   remote_worker_killed)
     # kill -9 of worker 2 (rank 3) on the second host: the job goes on without it and returns
     # within worker_timeout_s + 30 s of the kill, exit status 0, with its outputs complete.
-    write_run $'name = "pgc-cr"\ns = 1' 100
+    write_paced_run $'name = "pgc-cr"\ns = 1' 100
     start_job
     wait_run_started
     victim=$(rank_child h2 3) || die "no pacer process of rank 3 on the second host"
@@ -221,7 +190,7 @@ case "$check" in
   rank0_killed)
     # kill -9 of rank 0 (on the first host): rank 0's mpi-rank ends with 137, mpirun ends the
     # job, and every process on the second host is gone within worker_timeout_s + 30 s.
-    write_run $'name = "pgc-cr"\ns = 1' 100000
+    write_paced_run $'name = "pgc-cr"\ns = 1' 100000
     start_job
     wait_run_started
     victim=$(rank_child h1 0) || die "no pacer process of rank 0"

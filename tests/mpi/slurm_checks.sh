@@ -27,6 +27,8 @@ die() {
 
 # shellcheck source=slurm_setup.sh
 source "$here/slurm_setup.sh"
+# shellcheck source=problems.sh
+source "$here/problems.sh"
 job=""
 # On any exit: the job launched here and every process it left, then Slurm.
 cleanup() {
@@ -45,40 +47,11 @@ case $? in
   *) die "could not start a one-node Slurm" ;;
 esac
 
-# Writes run.toml: DGD on 4 workers, least squares with full-batch gradients (every step is
-# deterministic: DGD combines the gradients in worker order), $1 steps of paced 0.1 s jobs, a
-# worker declared lost after 2 s without an answer (method.on_lost = "drop": DGD goes on).
+# run.toml: DGD (method.on_lost = "drop": it goes on without a lost worker) on write_paced_run's
+# problem, whose full-batch gradients make every step deterministic (DGD combines them in worker
+# order); $1 steps.
 write_run() {
-  cat >run.toml <<EOF
-seed = 1
-workers = 4
-max_steps = $1
-save_model = true
-
-[data]
-source = "synthetic"
-generator = "least_squares"
-samples = 400
-features = 20
-
-[model]
-name = "least_squares"
-
-[training]
-batch = 0
-
-[method]
-name = "dgd"
-on_lost = "drop"
-
-[timing]
-model = "fixed"
-tau = 0.1
-
-[engine]
-inject = "pace"
-worker_timeout_s = 2
-EOF
+  write_paced_run $'name = "dgd"\non_lost = "drop"' "$1"
 }
 
 # The recipe, in the background, rank 0's debug log (-v) in $1.txt, the run in $1/; sets job.
