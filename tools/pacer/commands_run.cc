@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -71,8 +70,7 @@ int command_run(const ConfigArgs& args, const std::string& program) {
                 static_cast<long long>(s["steps"].get<int64_t>()), s["time"].get<double>(),
                 options.out_dir.c_str());
     // Under `pacer mpi-rank` the continuation is launched the same way.
-    const char* supervised = std::getenv(mpi::kRankSupervisedVariable);
-    const bool under_rank_supervisor = supervised != nullptr && std::string(supervised) == "1";
+    const bool under_rank_supervisor = mpi::rank_supervised();
     std::printf("continue it with: %s%s %srun --resume %s\n",
                 !launched_by_launcher(config) ? ""
                 : under_rank_supervisor

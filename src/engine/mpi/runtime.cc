@@ -300,23 +300,19 @@ bool mca_true(const char* name) {
 
 bool launched_with_recovery() { return mca_true("OMPI_MCA_orte_enable_recovery"); }
 
-bool supervised_with_exit_allowed() {
+bool rank_supervised() {
   const char* supervised = std::getenv(kRankSupervisedVariable);
-  return supervised != nullptr && std::string(supervised) == "1" &&
-         mca_true("OMPI_MCA_orte_allowed_exit_without_sync");
+  return supervised != nullptr && std::string(supervised) == "1";
+}
+
+bool supervised_with_exit_allowed() {
+  return rank_supervised() && mca_true("OMPI_MCA_orte_allowed_exit_without_sync");
 }
 
 namespace {
 bool slurm_pmix() {
   const char* ns = std::getenv("PMIX_NAMESPACE");
   return ns != nullptr && std::string(ns).rfind("slurm", 0) == 0;
-}
-}  // namespace
-
-namespace {
-bool rank_supervised() {
-  const char* supervised = std::getenv(kRankSupervisedVariable);
-  return supervised != nullptr && std::string(supervised) == "1";
 }
 }  // namespace
 

@@ -104,6 +104,8 @@ bool launched_with_recovery();
 // The environment variable `pacer mpi-rank` (tools/pacer/rank_supervisor.cc) sets, to "1", in the
 // pacer process it starts as its child.
 inline constexpr const char* kRankSupervisedVariable = "PACER_RANK_SUPERVISED";
+// Whether this process runs under `pacer mpi-rank` (kRankSupervisedVariable is "1"). Needs no MPI.
+bool rank_supervised();
 // Whether this process runs under `pacer mpi-rank` in a job whose launcher accepts a rank that
 // ends without MPI_Finalize (`mpirun --mca orte_allowed_exit_without_sync 1`, passed to every rank
 // as OMPI_MCA_orte_allowed_exit_without_sync): a dead worker process is then a rank that ended
