@@ -300,11 +300,6 @@ bool mca_true(const char* name) {
 
 bool launched_with_recovery() { return mca_true("OMPI_MCA_orte_enable_recovery"); }
 
-bool rank_supervised() {
-  const char* supervised = std::getenv(kRankSupervisedVariable);
-  return supervised != nullptr && std::string(supervised) == "1";
-}
-
 bool supervised_with_exit_allowed() {
   return rank_supervised() && mca_true("OMPI_MCA_orte_allowed_exit_without_sync");
 }

@@ -39,8 +39,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pacer/core/error.h"
@@ -104,8 +106,12 @@ bool launched_with_recovery();
 // The environment variable `pacer mpi-rank` (tools/pacer/rank_supervisor.cc) sets, to "1", in the
 // pacer process it starts as its child.
 inline constexpr const char* kRankSupervisedVariable = "PACER_RANK_SUPERVISED";
-// Whether this process runs under `pacer mpi-rank` (kRankSupervisedVariable is "1"). Needs no MPI.
-bool rank_supervised();
+// Whether this process runs under `pacer mpi-rank` (kRankSupervisedVariable is "1"). Inline: it
+// needs no MPI, and a pacer built without the MPI engine asks it too.
+inline bool rank_supervised() {
+  const char* supervised = std::getenv(kRankSupervisedVariable);
+  return supervised != nullptr && std::string_view(supervised) == "1";
+}
 // Whether this process runs under `pacer mpi-rank` in a job whose launcher accepts a rank that
 // ends without MPI_Finalize (`mpirun --mca orte_allowed_exit_without_sync 1`, passed to every rank
 // as OMPI_MCA_orte_allowed_exit_without_sync): a dead worker process is then a rank that ended
