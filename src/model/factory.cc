@@ -11,6 +11,7 @@
 
 #include "pacer/core/error.h"
 #include "pacer/model/eigen_models.h"
+#include "pacer/model/torch_plugin.h"
 
 namespace pacer {
 namespace {
@@ -103,19 +104,37 @@ Registry& registry() {
   return instance;
 }
 
+bool registered(const std::string& name) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.makers.count(name) > 0;
+}
+
 }  // namespace
 
 std::shared_ptr<const Model> make_model(const Config& config, const Dataset& train) {
+  const std::string name = config.get_string("model.name", "");
+  // The deep models come from the libtorch plugin, loaded the first time one is named (or a name
+  // is unknown, so that the list of choices below is complete).
+  std::string no_torch;
+  if (config.has("model.name") && (is_torch_model_name(name) || !registered(name))) {
+    load_torch_models(&no_torch);
+  }
   ModelMaker maker;
   {
     Registry& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mutex);
     std::vector<std::string> names;
     for (const auto& entry : reg.makers) names.push_back(entry.first);
-    const std::string choices = fmt::format("one of {}", fmt::join(names, ", "));
+    std::string choices = fmt::format("one of {}", fmt::join(names, ", "));
+    if (!no_torch.empty()) {
+      choices += fmt::format(
+          " (the deep models torch_mlp, torch_cnn, resnet18 and torchscript "
+          "need libtorch: {})",
+          no_torch);
+    }
     if (!config.has("model.name"))
       config.fail_key("model.name", choices + " (the key is required)");
-    const std::string name = config.get_string("model.name", "");
     const auto it = reg.makers.find(name);
     if (it == reg.makers.end()) config.fail_key("model.name", choices);
     maker = it->second;

@@ -35,10 +35,6 @@
 #include "pacer/timing/timing_model.h"
 #include "run_setup.h"
 
-#ifdef PACER_HAVE_TORCH
-#include "pacer/model/torch_models.h"
-#endif
-
 namespace pacer {
 namespace {
 

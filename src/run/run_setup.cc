@@ -19,10 +19,6 @@
 #include "pacer/model/factory.h"
 #include "pacer/timing/timing_model.h"
 
-#ifdef PACER_HAVE_TORCH
-#include "pacer/model/torch_models.h"
-#endif
-
 namespace pacer {
 namespace {
 
@@ -124,9 +120,6 @@ Problem build_problem(const Config& config, uint64_t seed) {
   if (batch < 0 || batch > std::numeric_limits<int>::max()) {
     config.fail_key("training.batch", "an integer >= 0 (0 = whole partition)");
   }
-#ifdef PACER_HAVE_TORCH
-  register_torch_models();  // once per process (idempotent)
-#endif
   std::shared_ptr<const Model> model = make_model(config, problem.data.train);
   check_run_memory(config, problem, partition, *model, static_cast<int>(batch));
   problem.objective =

@@ -349,6 +349,41 @@ INSTANTIATE_TEST_SUITE_P(Methods, TorchScriptRun,
                          ::testing::Values("name = \"dgd\"\n", "name = \"pgc-cr\"\ns = 1\n",
                                            "name = \"rescaled-asgd\"\n"));
 
+// pacer loads libtorch only for a run that names a deep model (model/torch_plugin.h): the
+// dynamic loader's own report (LD_DEBUG=files) lists libtorch for a torch_mlp run and not for a
+// softmax run of the same data; a plugin that is not where PACER_TORCH_PLUGIN says is one error
+// naming the key and the path, and `pacer version` says why there are no deep models.
+TEST(TorchPlugin, OnlyARunOfADeepModelLoadsLibtorch) {
+  TempDir dir;
+  const std::string method = "[method]\nname = \"dgd\"\n";
+  const std::string deep = dir.file("deep.toml"), plain = dir.file("plain.toml");
+  testing::write_text(deep, run_config("[model]\nname = \"torch_mlp\"\nhidden = 8\n", method));
+  testing::write_text(plain, run_config("[model]\nname = \"softmax\"\n", method));
+  auto loads_libtorch = [&](const std::string& config, const std::string& out) {
+    const testing::CommandResult r = testing::run_command(
+        "LD_DEBUG=files " + std::string(PACER_BINARY) + " -q run " + shell_quoted(config) +
+        " --out " + shell_quoted(dir.file(out)) + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000
+                                                                        : 0);
+    return r.output.find("libtorch_cpu.so") != std::string::npos;
+  };
+  EXPECT_TRUE(loads_libtorch(deep, "deep"));
+  EXPECT_FALSE(loads_libtorch(plain, "plain"));
+
+  const std::string missing = dir.file("nowhere/libpacer_torch.so");
+  testing::CommandResult r = testing::run_command(
+      "PACER_TORCH_PLUGIN=" + shell_quoted(missing) + " " + std::string(PACER_BINARY) + " -q run " +
+      shell_quoted(deep) + " --out " + shell_quoted(dir.file("refused")) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const std::string& part : {std::string("model.name"), std::string("libtorch"), missing}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << " in " << r.output;
+  }
+  r = testing::run_command("PACER_TORCH_PLUGIN=" + shell_quoted(missing) + " " +
+                           std::string(PACER_BINARY) + " version 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("libtorch models: not available"), std::string::npos) << r.output;
+}
+
 // A float32 module, checkpointed every 4 steps and killed right after its second checkpoint:
 // pacer run --resume finishes it with the log of the uninterrupted run.
 TEST(TorchScriptResume, KilledRunResumesToTheUninterruptedLog) {

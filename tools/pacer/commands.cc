@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli.h"
 #include "pacer/core/config.h"
 #include "pacer/core/error.h"
 #include "pacer/core/files.h"
@@ -27,6 +28,7 @@
 #include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
 #include "pacer/engine/registry.h"
+#include "pacer/model/torch_plugin.h"
 #include "pacer/report/fit_report.h"
 #include "pacer/report/job_log.h"
 #include "pacer/report/stragglers_report.h"
@@ -35,12 +37,6 @@
 #include "pacer/study/advise.h"
 #include "pacer/study/compare.h"
 #include "pacer/study/sweep.h"
-
-#ifdef PACER_HAVE_TORCH
-#include "pacer/model/torch_models.h"
-#endif
-
-#include "cli.h"
 
 namespace pacer::cli {
 
@@ -176,11 +172,7 @@ int command_version() {
   for (const EngineInfo& e : engines()) {
     std::printf("%s engine: %s\n", e.name.c_str(), e.built ? "built" : "not built");
   }
-#ifdef PACER_HAVE_TORCH
-  std::printf("%s", torch_build_info().c_str());
-#else
-  std::printf("libtorch models: not built\n");
-#endif
+  std::printf("%s", torch_models_info().c_str());
   return 0;
 }
 

@@ -1,7 +1,8 @@
 // Deep models on libtorch (DESIGN.md section 1, `model`): an MLP, a small CNN, ResNet-18 and a
 // user's TorchScript module behind the Model interface. Built only when libtorch is found (the
 // library pacer_model_torch defines PACER_HAVE_TORCH); this header does not include torch, so
-// callers compile without it.
+// callers compile without it. pacer reaches them through its plugin (torch_plugin.h), so that
+// only the processes that train a deep model load libtorch.
 //
 // Parameters. As for every Model, all trainable parameters live in the caller's flat vector x of
 // doubles. A workspace owns one copy of the network whose parameters are views into one
@@ -56,6 +57,7 @@
 #include <vector>
 
 #include "pacer/core/vector.h"
+#include "pacer/model/factory.h"
 #include "pacer/model/model.h"
 
 namespace pacer {
@@ -146,8 +148,11 @@ std::unique_ptr<TorchModel> make_torchscript_model(const std::string& file,
                                                    int classes, const TorchModelOptions& options);
 
 // Registers "torch_mlp", "torch_cnn", "resnet18" and "torchscript" with the model factory
-// (factory.h). Idempotent.
+// (factory.h). Idempotent. For programs linked with this library (the torch tests and benchmarks);
+// pacer itself loads them from its plugin (torch_plugin.h).
 void register_torch_models();
+// Calls add(name, maker) for each of those four: the plugin's registration (torch_plugin.h).
+void for_each_torch_model(void (*add)(const std::string& name, ModelMaker maker));
 
 // Sets torch's intra-op thread count, and OpenBLAS's when OpenBLAS is loaded. Requires threads > 0.
 void set_torch_threads(int threads);

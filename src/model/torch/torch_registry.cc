@@ -231,14 +231,16 @@ std::shared_ptr<const Model> make_torchscript_from_config(const Config& config,
 
 }  // namespace
 
+void for_each_torch_model(void (*add)(const std::string& name, ModelMaker maker)) {
+  add("torch_mlp", make_mlp_from_config);
+  add("torch_cnn", make_cnn_from_config);
+  add("resnet18", make_resnet18_from_config);
+  add("torchscript", make_torchscript_from_config);
+}
+
 void register_torch_models() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    register_model("torch_mlp", make_mlp_from_config);
-    register_model("torch_cnn", make_cnn_from_config);
-    register_model("resnet18", make_resnet18_from_config);
-    register_model("torchscript", make_torchscript_from_config);
-  });
+  std::call_once(once, [] { for_each_torch_model(&register_model); });
 }
 
 void set_torch_threads(int threads) {
