@@ -114,12 +114,10 @@ bool registered(const std::string& name) {
 
 std::shared_ptr<const Model> make_model(const Config& config, const Dataset& train) {
   const std::string name = config.get_string("model.name", "");
-  // The deep models come from the libtorch plugin, loaded the first time one is named (or a name
-  // is unknown, so that the list of choices below is complete).
+  // The deep models come from the libtorch plugin, loaded the first time a name is not registered
+  // (a deep model's, or an unknown or missing one: the list of choices below is then complete).
   std::string no_torch;
-  if (config.has("model.name") && (is_torch_model_name(name) || !registered(name))) {
-    load_torch_models(&no_torch);
-  }
+  if (!config.has("model.name") || !registered(name)) load_torch_models(&no_torch);
   ModelMaker maker;
   {
     Registry& reg = registry();
@@ -147,6 +145,13 @@ void register_model(const std::string& name, ModelMaker maker) {
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   reg.makers[name] = std::move(maker);
+}
+
+bool register_model_if_absent(const std::string& name, ModelMaker maker) {
+  PACER_CHECK(!name.empty() && maker != nullptr);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.makers.emplace(name, std::move(maker)).second;
 }
 
 }  // namespace pacer

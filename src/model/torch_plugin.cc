@@ -13,16 +13,30 @@ namespace {
 
 constexpr const char* kPluginFile = "libpacer_torch.so";
 
+// The folder of the program or shared library this loader was linked into (pacer, a test, the
+// Python extension), "" when unknown.
+std::string own_folder() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&load_torch_models), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::canonical(info.dli_fname, error);
+  return error ? "" : self.parent_path().string();
+}
+
 // Where the plugin may be, in the order tried (torch_plugin.h).
 std::vector<std::string> candidate_paths() {
   std::vector<std::string> paths;
   if (const char* named = std::getenv("PACER_TORCH_PLUGIN"); named != nullptr && *named != '\0') {
-    paths.emplace_back(named);
+    // Absolute, so that dlopen opens this file rather than searching the library path.
+    paths.push_back(std::filesystem::absolute(named).string());
     return paths;  // an explicit choice: nothing else is tried
   }
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) paths.push_back((self.parent_path() / kPluginFile).string());
+  if (const std::string folder = own_folder(); !folder.empty()) {
+    paths.push_back((std::filesystem::path(folder) / kPluginFile).string());
+  }
 #ifdef PACER_TORCH_PLUGIN_PATH
   paths.emplace_back(PACER_TORCH_PLUGIN_PATH);
 #endif
@@ -40,7 +54,12 @@ Function* find(void* handle, const char* name) {
   return reinterpret_cast<Function*>(dlsym(handle, name));
 }
 
-// Opens the first candidate that exists and checks its entry points.
+// The host's registration: a program linked with the models themselves keeps its own makers.
+void add_if_absent(const std::string& name, ModelMaker maker) {
+  register_model_if_absent(name, std::move(maker));
+}
+
+// Opens the first candidate that exists and checks its entry points and fingerprint.
 Plugin open_plugin() {
   Plugin plugin;
 #ifndef PACER_TORCH_PLUGIN_PATH
@@ -59,23 +78,23 @@ Plugin open_plugin() {
     // RTLD_LOCAL: the plugin's copies of pacer's layers stay its own.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      plugin.why = fmt::format("the plugin {} could not be loaded: {}", path, dlerror());
+      plugin.why = fmt::format("the libtorch plugin could not be loaded: {}", dlerror());
       return plugin;
     }
-    auto* abi = find<TorchPluginAbiFunction>(handle, kTorchPluginAbiSymbol);
+    auto* fingerprint = find<TorchPluginFingerprintFunction>(handle, kTorchPluginFingerprintSymbol);
     auto* add = find<TorchPluginRegisterFunction>(handle, kTorchPluginRegisterSymbol);
     plugin.info = find<TorchPluginInfoFunction>(handle, kTorchPluginInfoSymbol);
-    if (abi == nullptr || add == nullptr || plugin.info == nullptr) {
+    if (fingerprint == nullptr || add == nullptr || plugin.info == nullptr) {
       plugin.why = fmt::format("{} is not a pacer libtorch plugin (entry points missing)", path);
       return plugin;
     }
-    if (abi() != kTorchPluginAbi) {
-      plugin.why =
-          fmt::format("{} is a plugin of another pacer version (interface {}, expected {})", path,
-                      abi(), kTorchPluginAbi);
+    if (const std::string theirs = fingerprint(), ours = torch_plugin_fingerprint();
+        theirs != ours) {
+      plugin.why = fmt::format("{} was built by another pacer or compiler ({}; this pacer: {})",
+                               path, theirs, ours);
       return plugin;
     }
-    add(&register_model);
+    add(&add_if_absent);
     plugin.loaded = true;
     return plugin;  // never closed: its models may live until the process exits
   }
@@ -90,10 +109,6 @@ const Plugin& plugin() {
 }
 
 }  // namespace
-
-bool is_torch_model_name(const std::string& name) {
-  return name == "torch_mlp" || name == "torch_cnn" || name == "resnet18" || name == "torchscript";
-}
 
 bool load_torch_models(std::string* why) {
   const Plugin& p = plugin();

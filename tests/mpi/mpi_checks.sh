@@ -30,6 +30,19 @@ die() {
   exit 1
 }
 
+# A check of the libtorch models: skipped in a build without libtorch; in a build with it, the
+# plugin must load (a plugin that does not is a failure, not a skip).
+require_torch_plugin() {
+  local version
+  version=$("$pacer" version)
+  if grep -q 'built without libtorch' <<<"$version"; then
+    echo "SKIP ($check): this pacer was built without libtorch"
+    exit 0
+  fi
+  grep -q '^libtorch [0-9]' <<<"$version" ||
+    die "the libtorch plugin did not load: $(grep '^libtorch' <<<"$version")"
+}
+
 # Columns of log.csv (1-based, comma-separated) as one string.
 columns() {  # $1 = log.csv, $2 = cut field list
   cut -d, -f"$2" "$1"
@@ -768,7 +781,7 @@ TOML
     # A float32 torch model (no L2 term) reads x only rounded to float, and DGD's full-batch
     # gradients are floats: the model goes to the workers and the gradients come back in float32
     # (half the bytes), and the MPI run must still equal the simulated one bit for bit.
-    "$pacer" version | grep -q '^libtorch [0-9]' || { echo "SKIP ($check): no libtorch"; exit 0; }
+    require_torch_plugin
     cat >run.toml <<EOF
 seed = 5
 workers = 4
@@ -813,7 +826,7 @@ EOF
     # reads its parameters in float32, is sent to the workers in float32 (all jobs but each
     # worker's first; PGC-CR's coded replies are sums, not exact floats, so they come back in
     # double).
-    "$pacer" version | grep -q '^libtorch [0-9]' || { echo "SKIP ($check): no libtorch"; exit 0; }
+    require_torch_plugin
     [ -x "$write_mlp_module" ] || die "no module writer given (5th argument)"
     "$write_mlp_module" net.pt 20 16 3 5 float32 || die "cannot write the TorchScript module"
     cat >run.toml <<EOF

@@ -352,7 +352,8 @@ INSTANTIATE_TEST_SUITE_P(Methods, TorchScriptRun,
 // pacer loads libtorch only for a run that names a deep model (model/torch_plugin.h): the
 // dynamic loader's own report (LD_DEBUG=files) lists libtorch for a torch_mlp run and not for a
 // softmax run of the same data; a plugin that is not where PACER_TORCH_PLUGIN says is one error
-// naming the key and the path, and `pacer version` says why there are no deep models.
+// naming the key and the path, and `pacer version` says why there are no deep models; a plugin
+// with another fingerprint is refused.
 TEST(TorchPlugin, OnlyARunOfADeepModelLoadsLibtorch) {
   TempDir dir;
   const std::string method = "[method]\nname = \"dgd\"\n";
@@ -382,6 +383,14 @@ TEST(TorchPlugin, OnlyARunOfADeepModelLoadsLibtorch) {
                            std::string(PACER_BINARY) + " version 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("libtorch models: not available"), std::string::npos) << r.output;
+
+  // A plugin built by another pacer or compiler (another fingerprint) is refused, naming it.
+  r = testing::run_command("PACER_TORCH_PLUGIN=" + shell_quoted(PACER_FOREIGN_PLUGIN) + " " +
+                           std::string(PACER_BINARY) + " -q run " + shell_quoted(deep) + " --out " +
+                           shell_quoted(dir.file("foreign")) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("built by another pacer or compiler"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(PACER_FOREIGN_PLUGIN), std::string::npos) << r.output;
 }
 
 // A float32 module, checkpointed every 4 steps and killed right after its second checkpoint:

@@ -9,25 +9,31 @@
 // factory (factory.h). Objects cross the boundary as the types both copies define identically
 // (Config, Dataset, Model), built by the same build with the same compiler.
 //
-// Where it is looked for, first found first: the file named by the environment variable
-// PACER_TORCH_PLUGIN; libpacer_torch.so beside the running executable; the build's own copy (the
-// path compiled in). A build without libtorch has no plugin: the deep models are then reported as
-// not built.
+// Where it is looked for: the file named by the environment variable PACER_TORCH_PLUGIN (only
+// there, when it is set); otherwise libpacer_torch.so beside the program or library holding this
+// loader (pacer, or the Python extension), then the build's own copy (the path compiled in). A
+// build without libtorch has no plugin: the deep models are then reported as not built.
+//
+// Loading it in a running process needs room in glibc's static TLS block for libtorch's
+// dependencies (libgomp, libGL); a process that has used it up (many other extensions loaded)
+// gets an error naming model.name, and GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096 (or
+// more) makes room.
 #pragma once
 
 #include <string>
 
+#include "pacer/core/config.h"
+#include "pacer/core/rng.h"
+#include "pacer/data/dataset.h"
 #include "pacer/model/factory.h"
+#include "pacer/model/model.h"
 
 namespace pacer {
 
-// True for the model names the plugin provides ("torch_mlp", "torch_cnn", "resnet18",
-// "torchscript").
-bool is_torch_model_name(const std::string& name);
-
-// Loads the plugin (once per process; later calls return the first answer) and registers its
-// models with the factory. Returns true when they are registered; false, with the reason in
-// `why`, when this build has no plugin or it could not be loaded.
+// Loads the plugin (once per process, thread-safe; later calls return the first answer) and
+// registers its models with the factory, each under a name not registered yet (a program linked
+// with the models themselves keeps its own makers). Returns true when they are registered; false,
+// with the reason in `why`, when this build has no plugin or it could not be loaded.
 bool load_torch_models(std::string* why);
 
 // `pacer version`'s lines about libtorch: the plugin's torch_build_info(), or one line saying why
@@ -35,14 +41,24 @@ bool load_torch_models(std::string* why);
 std::string torch_models_info();
 
 // The entry points the plugin exports (C linkage, so that dlsym finds them by these names).
-// kTorchPluginAbi changes whenever their signatures or the types they pass change; a plugin of
-// another version is refused.
-inline constexpr int kTorchPluginAbi = 1;
-using TorchPluginAbiFunction = int();
+// The plugin runs its own copy of pacer's code on the host's objects, so both must come from the
+// same sources and compiler: the host refuses a plugin whose fingerprint (torch_plugin_
+// fingerprint(), computed on both sides) differs from its own.
+using TorchPluginFingerprintFunction = const char*();
 using TorchPluginRegisterFunction = void(void (*add)(const std::string& name, ModelMaker maker));
 using TorchPluginInfoFunction = std::string();
-inline constexpr const char* kTorchPluginAbiSymbol = "pacer_torch_plugin_abi";
+inline constexpr const char* kTorchPluginFingerprintSymbol = "pacer_torch_plugin_fingerprint";
 inline constexpr const char* kTorchPluginRegisterSymbol = "pacer_torch_plugin_register";
 inline constexpr const char* kTorchPluginInfoSymbol = "pacer_torch_plugin_info";
+
+// pacer's version, the compiler's, and the sizes of the types that cross the boundary. The build
+// itself keeps a plugin from going stale: every program that may load it depends on it.
+inline std::string torch_plugin_fingerprint() {
+  return std::string("pacer ") + PACER_VERSION + "; " + __VERSION__ + "; sizes " +
+         std::to_string(sizeof(Config)) + " " + std::to_string(sizeof(Dataset)) + " " +
+         std::to_string(sizeof(Batch)) + " " + std::to_string(sizeof(Rng)) + " " +
+         std::to_string(sizeof(Model)) + " " + std::to_string(sizeof(ModelMaker)) + " " +
+         std::to_string(sizeof(std::string));
+}
 
 }  // namespace pacer

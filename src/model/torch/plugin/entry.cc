@@ -5,8 +5,9 @@
 
 extern "C" {
 
-__attribute__((visibility("default"))) int pacer_torch_plugin_abi() {
-  return pacer::kTorchPluginAbi;
+__attribute__((visibility("default"))) const char* pacer_torch_plugin_fingerprint() {
+  static const std::string fingerprint = pacer::torch_plugin_fingerprint();
+  return fingerprint.c_str();
 }
 
 __attribute__((visibility("default"))) void pacer_torch_plugin_register(
