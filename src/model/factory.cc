@@ -126,10 +126,7 @@ std::shared_ptr<const Model> make_model(const Config& config, const Dataset& tra
     for (const auto& entry : reg.makers) names.push_back(entry.first);
     std::string choices = fmt::format("one of {}", fmt::join(names, ", "));
     if (!no_torch.empty()) {
-      choices += fmt::format(
-          " (the deep models torch_mlp, torch_cnn, resnet18 and torchscript "
-          "need libtorch: {})",
-          no_torch);
+      choices += fmt::format(" (the deep models need libtorch: {})", no_torch);
     }
     if (!config.has("model.name"))
       config.fail_key("model.name", choices + " (the key is required)");
@@ -147,11 +144,11 @@ void register_model(const std::string& name, ModelMaker maker) {
   reg.makers[name] = std::move(maker);
 }
 
-bool register_model_if_absent(const std::string& name, ModelMaker maker) {
+void register_model_if_absent(const std::string& name, ModelMaker maker) {
   PACER_CHECK(!name.empty() && maker != nullptr);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  return reg.makers.emplace(name, std::move(maker)).second;
+  reg.makers.emplace(name, std::move(maker));
 }
 
 }  // namespace pacer

@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <vector>
 
 namespace pacer {
@@ -54,11 +53,6 @@ Function* find(void* handle, const char* name) {
   return reinterpret_cast<Function*>(dlsym(handle, name));
 }
 
-// The host's registration: a program linked with the models themselves keeps its own makers.
-void add_if_absent(const std::string& name, ModelMaker maker) {
-  register_model_if_absent(name, std::move(maker));
-}
-
 // Opens the first candidate that exists and checks its entry points and fingerprint.
 Plugin open_plugin() {
   Plugin plugin;
@@ -94,7 +88,7 @@ Plugin open_plugin() {
                                path, theirs, ours);
       return plugin;
     }
-    add(&add_if_absent);
+    add(&register_model_if_absent);  // a program linked with the models keeps its own makers
     plugin.loaded = true;
     return plugin;  // never closed: its models may live until the process exits
   }

@@ -26,8 +26,7 @@ std::shared_ptr<const Model> make_model(const Config& config, const Dataset& tra
 // Registering a name again replaces its maker. Thread-safe.
 using ModelMaker = std::function<std::shared_ptr<const Model>(const Config&, const Dataset&)>;
 void register_model(const std::string& name, ModelMaker maker);
-// Registers `maker` under `name` unless a maker is registered under it already; returns whether it
-// did. Thread-safe.
-bool register_model_if_absent(const std::string& name, ModelMaker maker);
+// Registers `maker` under `name` unless a maker is registered under it already. Thread-safe.
+void register_model_if_absent(const std::string& name, ModelMaker maker);
 
 }  // namespace pacer
