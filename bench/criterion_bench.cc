@@ -3,8 +3,14 @@
 // and with the reported minibatch loss (target.on = "train"), side by side in one process.
 //
 // Each round runs the comparison once per criterion, in turn, so that both see the same machine
-// load; the fastest round of each is kept (and the median printed beside it). At the end:
+// load, and a third arm: the F comparison's runs again, each stopped at the step where it stopped
+// (max_steps) with no target, so without the watch's evaluations ("same runs"). That arm splits
+// the ratio in two: full / same runs is what evaluating F costs on the same runs, same runs /
+// train is what the runs' greater length costs (F reaches a threshold later than the minibatch
+// loss does). The fastest round of each arm is kept (and the median printed beside it). At the
+// end, for example:
 //   full: 13.5 s (median 13.9), train: 11.9 s (median 12.2): 1.14× the train criterion's time
+//   same runs without the watch: 12.6 s (median 12.9): full is 1.07× of it, it is 1.06× train
 // and, for the F criterion, each method's steps to target with its 95 % interval as ± % of the
 // geometric mean. With --truth it also runs the comparison with F evaluated exactly at every
 // step (target.sample = 0, a check every step: slow) and prints, per method and seed, the step
@@ -26,6 +32,7 @@
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
 #include "pacer/core/process.h"
+#include "pacer/run/experiment.h"
 #include "pacer/study/compare.h"
 #include "side_by_side.h"
 
@@ -81,6 +88,43 @@ Comparison run_once(const Options& o, const std::vector<std::string>& settings,
   return c;
 }
 
+// The runs of `watched` again, into `dir`, each with the spec's config at its seed, stopped at the
+// step it stopped at and without a target: the same trajectories (the watch only reads them),
+// built the way pacer compare builds them (each seed's problem once, shared by its methods).
+// Returns the wall time; `same_final` counts the runs whose final F equals the watched run's.
+double run_same_without_watch(const Options& o, const Comparison& watched, const std::string& dir,
+                              int& same_final) {
+  std::filesystem::remove_all(dir);
+  const Config config = Config::load(o.config);
+  same_final = 0;
+  const double begin = steady_seconds();
+  for (size_t k = 0; k < watched.seeds.size(); ++k) {
+    const uint64_t seed = watched.seeds[k];
+    Config shared = config;
+    shared.set_int("seed", static_cast<int64_t>(seed));
+    const Problem problem = build_problem(shared, seed);
+    for (const MethodResult& m : watched.methods) {
+      const SeedRun& r = m.runs[k];
+      Config c = config_for(config, m.spec);
+      c.set_int("seed", static_cast<int64_t>(seed));
+      c.set("target.loss=[]");
+      c.set_int("max_steps", static_cast<int64_t>(r.end_steps));
+      c.set_double("max_time", 0.0);
+      c.set_double("max_work", 0.0);
+      RunOptions run;
+      run.problem = &problem;
+      run.reject_unknown_keys = false;
+      run.out_dir = fmt::format("{}/{}/seed{}", dir, m.folder, seed);
+      const RunOutcome outcome = run_experiment(c, run);
+      const nlohmann::json& fin = outcome.summary["final"];
+      if (fin.contains("full_loss") && fin["full_loss"].get<double>() == r.final_loss) {
+        ++same_final;
+      }
+    }
+  }
+  return steady_seconds() - begin;
+}
+
 using side_by_side::median;
 
 // Per method: steps to target, geometric mean [95 % interval] and its half-width in % of it.
@@ -115,15 +159,18 @@ int bench(int argc, char** argv) {
   set_log_level(LogLevel::kWarning);  // no progress lines between the timings
   const std::string root =
       (std::filesystem::temp_directory_path() / "pacer-criterion-bench").string();
-  std::vector<double> full, train;
+  std::vector<double> full, train, same;
   Comparison watched;
+  int same_final = 0;
   for (int round = 0; round < o.rounds; ++round) {
     double seconds = 0;
     watched = run_once(o, {"target.on=\"full\""}, root + "/full", seconds);
     full.push_back(seconds);
     run_once(o, {"target.on=\"train\""}, root + "/train", seconds);
     train.push_back(seconds);
-    std::printf("round %d: full %.2f s, train %.2f s\n", round + 1, full.back(), train.back());
+    same.push_back(run_same_without_watch(o, watched, root + "/same", same_final));
+    std::printf("round %d: full %.2f s, train %.2f s, same runs without the watch %.2f s\n",
+                round + 1, full.back(), train.back(), same.back());
     std::fflush(stdout);
   }
   const double best_full = *std::min_element(full.begin(), full.end());
@@ -134,6 +181,13 @@ int bench(int argc, char** argv) {
       o.config.c_str(), o.methods.c_str(), o.seeds, o.rounds, o.rounds == 1 ? "" : "s", best_full,
       median(full), best_train, median(train), best_full / best_train,
       median(full) / median(train));
+  const double best_same = *std::min_element(same.begin(), same.end());
+  std::printf(
+      "same runs without the watch: %.2f s (median %.2f): full is %.2f× of it (medians %.2f×), "
+      "it is %.2f× train (medians %.2f×); %d of %zu runs ended with the watched run's final F\n",
+      best_same, median(same), best_full / best_same, median(full) / median(same),
+      best_same / best_train, median(same) / median(train), same_final,
+      watched.seeds.size() * watched.methods.size());
   print_intervals(watched);
   if (o.truth) {
     double seconds = 0;

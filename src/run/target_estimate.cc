@@ -44,10 +44,10 @@ TargetLossEstimator::TargetLossEstimator(const Objective& objective, int64_t sam
     for (size_t c = 0; c < chunks; ++c) rows += chunks_[c].rows.rows;
     level_rows_.push_back(rows);
   }
-  // The gradients an anchor keeps: the chunks of the sampled levels below the third (refinement
-  // beyond those is rare), within 256 MiB.
+  // The gradients an anchor keeps: the chunks of every sampled level, within 256 MiB, so that a
+  // close decision is refined one level at a time with the second-order estimate before F itself.
   if (levels() > 1) {
-    const size_t wanted = level_chunks_[std::min<size_t>(2, level_chunks_.size() - 2)];
+    const size_t wanted = level_chunks_[level_chunks_.size() - 2];
     const double fit = 256.0 * 1024 * 1024 / (8.0 * static_cast<double>(objective.dim()));
     gradient_chunks_ = std::min(wanted, static_cast<size_t>(fit));
   }
