@@ -44,12 +44,20 @@ TargetLossEstimator::TargetLossEstimator(const Objective& objective, int64_t sam
     for (size_t c = 0; c < chunks; ++c) rows += chunks_[c].rows.rows;
     level_rows_.push_back(rows);
   }
-  // The gradients an anchor keeps: the chunks of every sampled level, within 256 MiB, so that a
-  // close decision is refined one level at a time with the second-order estimate before F itself.
+  // The gradients an anchor keeps: the chunks of the first three levels (within 256 MiB), and of
+  // as many more sampled levels as fit in 64 MiB, so that a close decision is refined one level at
+  // a time with the second-order estimate before F itself (a small model keeps every sampled
+  // level's; a large one's anchor, kept in checkpoints too, stays as small as before).
   if (levels() > 1) {
-    const size_t wanted = level_chunks_[level_chunks_.size() - 2];
-    const double fit = 256.0 * 1024 * 1024 / (8.0 * static_cast<double>(objective.dim()));
-    gradient_chunks_ = std::min(wanted, static_cast<size_t>(fit));
+    const double gradient_bytes = 8.0 * static_cast<double>(objective.dim());
+    const size_t first_three = level_chunks_[std::min<size_t>(2, level_chunks_.size() - 2)];
+    gradient_chunks_ =
+        std::min(first_three, static_cast<size_t>(256.0 * 1024 * 1024 / gradient_bytes));
+    for (size_t l = 0; l + 1 < level_chunks_.size(); ++l) {
+      if (gradient_bytes * static_cast<double>(level_chunks_[l]) <= 64.0 * 1024 * 1024) {
+        gradient_chunks_ = std::max(gradient_chunks_, level_chunks_[l]);
+      }
+    }
   }
 }
 
