@@ -121,7 +121,8 @@ TargetLoss TargetLossEstimator::estimate(const Sums& sums, const Vec& x) const {
   const double population = static_cast<double>(population_);
   std::vector<double> changes(k);
   double first_order = 0;  // ∇F(x_a)·Δ, known exactly
-  if (k <= gradient_chunks_) {
+  // The anchor's own gradients (a checkpoint of another build may hold fewer than this one keeps).
+  if (k <= anchor_grads_.size()) {
     const Vec delta = x - anchor_x_;
     first_order = anchor_total_.dot(delta) / population;
     for (size_t c = 0; c < k; ++c) {
@@ -168,7 +169,7 @@ int TargetLossEstimator::refinement_ceiling() const {
   if (!anchored()) return levels() - 1;
   int level = 0;
   while (level + 1 < levels() - 1 &&
-         level_chunks_[static_cast<size_t>(level + 1)] <= gradient_chunks_) {
+         level_chunks_[static_cast<size_t>(level + 1)] <= anchor_grads_.size()) {
     ++level;
   }
   return level;

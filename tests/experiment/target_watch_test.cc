@@ -75,11 +75,10 @@ TEST(TargetWatch, FindsTheStepThatEvaluatingFAtEveryStepFinds) {
 }
 
 // Over 200 models near `anchor`, estimated at `level`: how many estimates lie more than 3 of
-// their standard errors from F, and the mean of (estimate − F) / se. Also the largest ratio of
-// the anchored estimate's standard error to the plain one's.
+// their standard errors from F, and the mean of (estimate − F) / se.
 struct ZSummary {
   int far = 0, cases = 0;
-  double mean_z = 0, worst_se_ratio = 0;
+  double mean_z = 0;
 };
 ZSummary z_summary(TargetLossEstimator& estimator, const Vec& anchor, int level, Rng& rng) {
   ZSummary out;
@@ -90,7 +89,6 @@ ZSummary z_summary(TargetLossEstimator& estimator, const Vec& anchor, int level,
     TargetLossEstimator::Sums sums;
     estimator.extend(x, level, sums);
     const TargetLoss estimate = estimator.estimate(sums, x);
-    const TargetLoss plain = estimator.plain_estimate(sums);
     estimator.extend(x, estimator.levels() - 1, sums);
     const double f = estimator.plain_estimate(sums).value;  // every chunk: F itself
     EXPECT_GT(estimate.se, 0);
@@ -98,7 +96,6 @@ ZSummary z_summary(TargetLossEstimator& estimator, const Vec& anchor, int level,
     const double z = (estimate.value - f) / estimate.se;
     sum_z += z;
     out.far += std::abs(z) > 3 ? 1 : 0;
-    out.worst_se_ratio = std::max(out.worst_se_ratio, estimate.se / plain.se);
     ++out.cases;
   }
   out.mean_z = sum_z / out.cases;
@@ -116,10 +113,11 @@ Vec make_anchor(TargetLossEstimator& estimator, int64_t dim, Rng& rng) {
 
 // The estimates are unbiased with the standard error they state: over many models near an
 // anchor, (estimate − F) / se behaves as a Student t with 15 degrees of freedom (|z| > 3 in at
-// most a few percent of the cases; mean near 0).
-// P(|t_15| > 3) = 0.009: 200 cases expect 1.8; 8 or more has probability below 0.1 %
-// (binomial). The mean of 200 t_15 values has sd sqrt(15/13 / 200) = 0.076: |mean| < 0.3 is
-// four of those.
+// most a few percent of the cases; mean near 0). The bounds are those of 200 independent t_15
+// values: P(|t_15| > 3) = 0.009, so 200 cases expect 1.8 and 8 or more has probability below
+// 0.1 % (binomial); their mean has sd sqrt(15/13 / 200) = 0.076, and |mean| < 0.3 is four of
+// those. The 200 models share the one draw of chunks a run uses, so on this draw the check is of
+// the stated error's size, not a test of the distribution over draws.
 TEST(TargetEstimate, AnchoredEstimatesAreUnbiasedWithTheStatedError) {
   Config config = Config::parse(noisy_config("dgd", 1), "estimate.toml");
   const Problem problem = build_problem(config, 1);
@@ -135,16 +133,22 @@ TEST(TargetEstimate, AnchoredEstimatesAreUnbiasedWithTheStatedError) {
 
 // An anchor keeps the gradient of every sampled level's chunks (within its memory bound), so a
 // close decision is refined one level at a time on the anchored (second-order) estimate up to
-// the last level below F itself; without an anchor, refinement goes to F itself. At that last
-// sampled level too the estimates lie within 3 of their standard errors of F as often as a
-// Student t says, and are far more precise than the plain ones. (Their mean z is not checked:
-// the 200 models share one draw of the chunks, which the mean z of a single draw does not
-// average over.) 6000 rows in chunks of 32: levels of 16, 32, 64, 128 chunks, then all 188.
+// the last level below F itself; without an anchor, refinement goes to F itself. 6000 rows in
+// 6 partitions, chunks of 32 rows: levels of 16, 32, 64 and 128 chunks, then all 192.
+//   * At that last sampled level the estimates lie within 3 of their standard errors of F as
+//     often as at level 0. (The 200 models share the one draw of chunks a run uses, so these
+//     counts check the stated error on this draw, not a distribution over draws; the mean z,
+//     which a shared draw shifts, is checked at level 0 only.)
+//   * The first-order term is known exactly there: for least squares, whose loss is quadratic,
+//     what is left to estimate is exactly ½ Δᵀ H_c Δ per chunk, so along one direction the
+//     standard error scales with the square of the distance to the anchor: 100 times smaller at a
+//     tenth of it. Without the gradients it would scale about linearly (10 times).
 TEST(TargetEstimate, AnAnchorRefinesEverySampledLevelWithItsGradients) {
   Config config = Config::parse(noisy_config("dgd", 1), "estimate.toml");
   const Problem problem = build_problem(config, 1);
   TargetLossEstimator estimator(*problem.objective, 512);
   ASSERT_EQ(estimator.levels(), 5);
+  EXPECT_EQ(estimator.rows_at(estimator.levels() - 1), 6000);
   EXPECT_EQ(estimator.refinement_ceiling(), estimator.levels() - 1);
   Rng rng(6, "estimate-test");
   const Vec anchor = make_anchor(estimator, problem.objective->dim(), rng);
@@ -153,8 +157,20 @@ TEST(TargetEstimate, AnAnchorRefinesEverySampledLevelWithItsGradients) {
   const ZSummary z = z_summary(estimator, anchor, last_sampled, rng);
   EXPECT_EQ(z.cases, 200);
   EXPECT_LT(z.far, 8);
-  // The first-order term is known exactly, so what is left to estimate is far smaller.
-  EXPECT_LT(z.worst_se_ratio, 0.5);
+
+  Vec direction = Vec::Zero(anchor.size());
+  for (int64_t i = 0; i < direction.size(); ++i) direction[i] = rng.normal();
+  auto se_at = [&](double distance) {
+    const Vec x = anchor + distance * direction;
+    TargetLossEstimator::Sums sums;
+    estimator.extend(x, last_sampled, sums);
+    return estimator.estimate(sums, x).se;
+  };
+  const double near = se_at(0.005), far = se_at(0.05);
+  ASSERT_GT(near, 0);
+  // Exactly 100 in exact arithmetic; the rounding of the chunk losses (about 1e-14 of them) moves
+  // it by far less than 1 %.
+  EXPECT_NEAR(far / near, 100, 1);
 }
 
 TEST(TargetWatch, OutputsDoNotDependOnTheNumberOfThreads) {

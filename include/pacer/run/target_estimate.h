@@ -75,9 +75,9 @@ class TargetLossEstimator {
   int level_of(const Sums& sums) const;
   bool exact(const Sums& sums) const { return sums.y.size() == chunks_.size(); }
   // The last level a close decision is refined to one level at a time: while anchored, the last
-  // level whose chunks' gradients the anchor keeps (the levels above it would be estimated
-  // without the second-order term: a decision still close there goes to F itself at once);
-  // without an anchor, F itself.
+  // level whose chunks' gradients the anchor keeps, or level 0 when it keeps fewer (the levels
+  // above it would be estimated without the second-order term: a decision still close there goes
+  // to F itself at once); without an anchor, F itself.
   int refinement_ceiling() const;
 
   // Evaluates the chunks `sums` lacks up to `level`, at x (the model `sums` belongs to).
