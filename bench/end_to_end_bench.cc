@@ -38,10 +38,10 @@
 #include "pacer/core/config.h"
 #include "pacer/core/log.h"
 #include "pacer/engine/sim/simulator.h"
-#include "pacer/run/experiment.h"
+#include "pacer/method/method.h"
 #include "pacer/report/plot.h"
 #include "pacer/report/timeline.h"
-#include "pacer/method/method.h"
+#include "pacer/run/experiment.h"
 #include "pacer/timing/timing_model.h"
 #include "step_limit_monitor.h"
 

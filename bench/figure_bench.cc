@@ -24,8 +24,8 @@
 #include "pacer/core/config.h"
 #include "pacer/core/files.h"
 #include "pacer/core/log.h"
-#include "pacer/run/experiment.h"
 #include "pacer/report/plot.h"
+#include "pacer/run/experiment.h"
 
 namespace pacer {
 namespace {

@@ -46,8 +46,8 @@
 #include "pacer/engine/mpi/mpi_cluster.h"
 #include "pacer/engine/mpi/mpi_engine.h"
 #include "pacer/engine/mpi/runtime.h"
-#include "pacer/run/experiment.h"
 #include "pacer/method/method.h"
+#include "pacer/run/experiment.h"
 #include "pacer/timing/timing_model.h"
 
 namespace pacer {

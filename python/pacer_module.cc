@@ -32,10 +32,10 @@
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
 #include "pacer/engine/registry.h"
+#include "pacer/report/fit_report.h"
+#include "pacer/run/experiment.h"
 #include "pacer/study/advise.h"
 #include "pacer/study/compare.h"
-#include "pacer/run/experiment.h"
-#include "pacer/report/fit_report.h"
 #include "pacer/study/sweep.h"
 
 namespace py = pybind11;

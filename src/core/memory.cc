@@ -27,10 +27,9 @@ MemoryLimit MemoryLimit::from_config(const Config& config) {
 
 void MemoryLimit::check(double bytes, std::string_view what) const {
   if (bytes <= bytes_) return;
-  fail(
-      "{} needs {}, above the memory limit of {} ({})", what, format_bytes(bytes),
-      format_bytes(bytes_),
-      from_key_ ? "memory_limit_gb" : "memory_limit_gb; default: half of physical memory");
+  fail("{} needs {}, above the memory limit of {} ({})", what, format_bytes(bytes),
+       format_bytes(bytes_),
+       from_key_ ? "memory_limit_gb" : "memory_limit_gb; default: half of physical memory");
 }
 
 std::string format_bytes(double bytes) {

@@ -105,8 +105,8 @@ IdxImages read_idx_images(const std::string& path, const MemoryLimit& limit) {
   constexpr double kBytesPerPixel = 9;
   const auto refuse = [&] {
     limit.check(kBytesPerPixel * static_cast<double>(bytes),
-                fmt::format("{}: header says {} images of {}x{} pixels, which", path,
-                            images.count, images.height, images.width));
+                fmt::format("{}: header says {} images of {}x{} pixels, which", path, images.count,
+                            images.height, images.width));
   };
   images.pixels = read_payload(
       file, bytes, fmt::format("{} images of {}x{}", images.count, images.height, images.width),

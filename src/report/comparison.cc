@@ -74,7 +74,7 @@ std::pair<int, double> criterion_score(const MethodResult& m, bool has_target) {
   const double inf = std::numeric_limits<double>::infinity();
   if (has_target) {
     const int missed = static_cast<int>(m.runs.size()) - m.reached;
-    const double by = missed == 0 ? m.time_to_target.mean
+    const double by = missed == 0      ? m.time_to_target.mean
                       : m.diverged > 0 ? inf
                                        : m.final_loss.mean;
     return {missed, std::isnan(by) ? inf : by};
@@ -117,8 +117,8 @@ std::vector<std::string> split_fields(const std::string& line) {
   size_t start = 0;
   for (;;) {
     const size_t comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma == std::string::npos ? std::string::npos
-                                                                    : comma - start));
+    fields.push_back(
+        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) return fields;
     start = comma + 1;
   }
@@ -190,7 +190,7 @@ Comparison read_seed_runs(const std::string& csv, const std::string& source) {
     const double target = parse_number(f[6 + std::size(kRunNumbers)], where);
     c.targets = std::isnan(target) ? std::vector<double>{} : std::vector<double>{target};
     const std::string& kind = f[7 + std::size(kRunNumbers)];
-    c.budget.kind = kind == "time" ? Budget::Kind::kTime
+    c.budget.kind = kind == "time"   ? Budget::Kind::kTime
                     : kind == "work" ? Budget::Kind::kWork
                                      : Budget::Kind::kSteps;
     c.budget.value = parse_number(f[8 + std::size(kRunNumbers)], where);

@@ -59,8 +59,8 @@ std::optional<Figure> write_regime_map(const std::string& dir, const RegimeMap& 
     for (size_t x = 0; x < nx; ++x) {
       const int w = map.winner[y * nx + x];
       winners.insert(w);
-      data.raw(fmt::format("{} {} {} {} {}", x, y, figure::colour_value(tile_colour(styles, w)),
-                           w, figure::data_string(tile_name(map, w))));
+      data.raw(fmt::format("{} {} {} {} {}", x, y, figure::colour_value(tile_colour(styles, w)), w,
+                           figure::data_string(tile_name(map, w))));
     }
   }
   std::vector<std::string> legend;

@@ -171,11 +171,11 @@ std::string versus_leader(const Comparison& c, const Verdict& v, size_t m) {
   const MethodResult& method = c.methods[m];
   const bool has_target = !c.targets.empty();
   const Estimate& own = has_target ? method.time_to_target : method.final_loss;
-  const std::string value = format_estimate(own, has_target ? "{:.2f}" : "{:.4g}") +
-                            (has_target ? " s" : "");
+  const std::string value =
+      format_estimate(own, has_target ? "{:.2f}" : "{:.4g}") + (has_target ? " s" : "");
   std::string out = fmt::format("{}: {} {}", method.spec, v.criterion, value);
-  if (has_target) out += fmt::format(", target reached on {}/{} seeds", method.reached,
-                                     method.runs.size());
+  if (has_target)
+    out += fmt::format(", target reached on {}/{} seeds", method.reached, method.runs.size());
   if (method.diverged > 0) out += fmt::format(", diverged on {} seeds", method.diverged);
   if (static_cast<int>(m) == v.leader) return out + (v.decided() ? " — best." : " — leads.");
   if (v.leader < 0) return out + ".";
@@ -187,14 +187,15 @@ std::string versus_leader(const Comparison& c, const Verdict& v, size_t m) {
                            r.censored > 0 ? "≥ " : "", format_ratio(r));
 }
 
-std::string comparison_report(const Comparison& c, const Verdict& verdict,
-                              const std::string& table, const std::vector<Figure>& figures) {
+std::string comparison_report(const Comparison& c, const Verdict& verdict, const std::string& table,
+                              const std::vector<Figure>& figures) {
   std::string out = fmt::format("# Comparison: {}\n\n", c.name);
   out += question(c) + "\n## Verdict\n\n" + describe_verdict(c, verdict) +
          "\n\nThe rule (the same for every method, pacer's verdict.h): a method is best only if it "
          "reached the target on every seed and the paired 95 % interval of every other method's "
          "ratio to it lies above 1; otherwise the comparison is undecided, and says what would "
-         "decide it.\n\n## Results\n\n" + table + "\n";
+         "decide it.\n\n## Results\n\n" +
+         table + "\n";
   out += fmt::format("## Each method against the leader ({})\n\n", c.criterion);
   for (size_t m = 0; m < c.methods.size(); ++m) out += "* " + versus_leader(c, verdict, m) + "\n";
   if (!c.baseline.empty()) {

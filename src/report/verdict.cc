@@ -38,8 +38,9 @@ std::string format_ratio(const Estimate& e) {
 // The sentence for kNoneReached.
 std::string nothing_decided(const Comparison& c) {
   if (!has_target(c)) {
-    return fmt::format("no method ended every seed with a final F (each diverged on some seed) at {}",
-                       c.budget.describe());
+    return fmt::format(
+        "no method ended every seed with a final F (each diverged on some seed) at {}",
+        c.budget.describe());
   }
   const MethodResult* closest = nullptr;
   for (const MethodResult& m : c.methods) {
@@ -49,8 +50,8 @@ std::string nothing_decided(const Comparison& c) {
       closest = &m;
     }
   }
-  std::string out = fmt::format("no method reached the target on every seed within {}",
-                                c.budget.describe());
+  std::string out =
+      fmt::format("no method reached the target on every seed within {}", c.budget.describe());
   if (closest) {
     out += fmt::format("; closest: {} ({}/{} seeds, final F {})", closest->spec, closest->reached,
                        closest->runs.size(), format_estimate(closest->final_loss, "{:.4g}"));
@@ -212,14 +213,14 @@ std::string describe_verdict(const Comparison& c, const Verdict& v) {
   }
   const std::string last = names.back();
   names.pop_back();
-  return fmt::format("undecided between {} and {} ({}; {} leads, {}: intervals include 1){}; what "
-                     "would decide it: {}",
-                     fmt::join(names, ", "), last, v.criterion, leader.spec,
-                     fmt::join(ratios, ", "),
-                     v.tie_ahead_of_rest ? "; each of them is ahead of every other method (paired "
-                                           "95 % intervals above 1)"
-                                         : "",
-                     v.what_would_decide);
+  return fmt::format(
+      "undecided between {} and {} ({}; {} leads, {}: intervals include 1){}; what "
+      "would decide it: {}",
+      fmt::join(names, ", "), last, v.criterion, leader.spec, fmt::join(ratios, ", "),
+      v.tie_ahead_of_rest ? "; each of them is ahead of every other method (paired "
+                            "95 % intervals above 1)"
+                          : "",
+      v.what_would_decide);
 }
 
 }  // namespace pacer

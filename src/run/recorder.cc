@@ -564,8 +564,7 @@ void Recorder::finish(const Vec& x, double end_time) {
   if (last_evaluated_ || status_ == "diverged" || !rules_.eval_final) return;
   // A run that stopped where the target watch anchored has F and ∇F there already (F̃, for
   // asynchronous runs, needs the partitions' losses: evaluated anew).
-  const bool at_anchor =
-      watch_ && watch_->anchored_at() == last_.step && tilde_weights_.empty();
+  const bool at_anchor = watch_ && watch_->anchored_at() == last_.step && tilde_weights_.empty();
   final_ = evaluate(x, last_, at_anchor);
   last_evaluated_ = true;
   // The last row of log.csv was written without evaluation columns: fill them in.

@@ -151,9 +151,9 @@ TargetLossEstimator::Sums TargetLossEstimator::anchor(const Vec& x) {
     }
   };
   const std::vector<Batch> rows = batches(0, total);
-  const std::vector<double> losses =
-      pool_ ? objective_.batch_gradients(x, rows, use, *pool_, *slots_)
-            : objective_.batch_gradients(x, rows, use, *scratch_);
+  const std::vector<double> losses = pool_
+                                         ? objective_.batch_gradients(x, rows, use, *pool_, *slots_)
+                                         : objective_.batch_gradients(x, rows, use, *scratch_);
   Sums sums;
   for (size_t c = 0; c < total; ++c) {
     sums.y.push_back(chunks_[c].weight * chunks_[c].rows.rows * losses[c]);

@@ -22,7 +22,6 @@ constexpr double kReanchorRatio = 0.5;
 // least 15 degrees of freedom, wrong with probability below 1 % (target_estimate.h).
 constexpr double kDecisiveErrors = 3;
 
-
 }  // namespace
 
 void TargetHit::checkpoint(StateArchive& a) {

@@ -14,10 +14,10 @@
 #include "pacer/core/files.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
-#include "pacer/run/experiment.h"
 #include "pacer/report/plot.h"
 #include "pacer/report/report.h"
 #include "pacer/report/verdict.h"
+#include "pacer/run/experiment.h"
 
 namespace pacer {
 

@@ -95,7 +95,8 @@ TEST(Advise, RecommendsAMethodThatDoesNotWaitForTheSlowWorker) {
     EXPECT_TRUE(chosen.rfind("is-sgd:k=1", 0) == 0 || chosen.rfind("pgc-fr:s=1", 0) == 0)
         << r.output;
   } else {
-    const std::string line = r.output.substr(undecided, r.output.find('\n', undecided + 1) - undecided);
+    const std::string line =
+        r.output.substr(undecided, r.output.find('\n', undecided + 1) - undecided);
     EXPECT_NE(line.find("is-sgd:k=1"), std::string::npos) << line;
     EXPECT_NE(line.find("pgc-fr:s=1"), std::string::npos) << line;
     EXPECT_EQ(line.find("between dgd"), std::string::npos) << line;
@@ -118,7 +119,8 @@ TEST(Advise, RecommendsAMethodThatDoesNotWaitForTheSlowWorker) {
   // the leader; its last cell the speedup over DGD with its interval.
   const size_t first_row = r.output.find("\n| 1 | ");
   ASSERT_NE(first_row, std::string::npos) << r.output;
-  const std::string row = r.output.substr(first_row + 1, r.output.find('\n', first_row + 1) - first_row);
+  const std::string row =
+      r.output.substr(first_row + 1, r.output.find('\n', first_row + 1) - first_row);
   const std::string speedup = row.substr(row.rfind("| ", row.size() - 3) + 2);
   EXPECT_GT(std::stod(speedup), 3.0) << row;
 }
@@ -151,9 +153,8 @@ TEST(Advise, IdenticalMethodsAreUndecidedAndATooShortBudgetRecommendsNothing) {
   write_text(dir.file("trace.csv"), slow_worker_trace());
   const std::string advise = "-q advise " + dir.file("run.toml") + " --trace " +
                              dir.file("trace.csv") + " --seeds 3 --tune none ";
-  const CommandResult same =
-      run_pacer(advise + "--methods is-sgd:k=1,is-sgd:k=1:optimizer.lr=0.05 --out " +
-                dir.file("same"));
+  const CommandResult same = run_pacer(
+      advise + "--methods is-sgd:k=1,is-sgd:k=1:optimizer.lr=0.05 --out " + dir.file("same"));
   ASSERT_EQ(same.exit_code, 0) << same.output;
   EXPECT_EQ(same.output.find("\nrecommended: "), std::string::npos) << same.output;
   EXPECT_NE(same.output.find("no recommendation: undecided between is-sgd:k=1 and "

@@ -105,8 +105,8 @@ TEST(Sweep, EachCellIsTheComparisonOfItsKeys) {
 TEST(Sweep, RanksByTheComparisonsCriterionAndDecidesByTheVerdictsRule) {
   const double missed = kNotAvailable;
   // b is fastest but missed a seed: it ranks below every method that reached the target on all.
-  const HandCell cell = hand_cell(
-      {{"dgd", {20, 22, 19}}, {"a", {8, 9, 7.5}}, {"b", {4, missed, 5}}}, true);
+  const HandCell cell =
+      hand_cell({{"dgd", {20, 22, 19}}, {"a", {8, 9, 7.5}}, {"b", {4, missed, 5}}}, true);
   const SweepCellResult r = read_cell_result(cell.runs, cell.compare, "cells/0");
   ASSERT_TRUE(r.has_target());
   EXPECT_EQ(r.rank, (std::vector<int>{2, 1, 3}));

@@ -25,9 +25,9 @@ TEST(VerdictCli, TwoIdenticalMethodsAreUndecided) {
   TempDir dir;
   write_text(dir.file("c.toml"), config());
   // The second spec sets the configuration's own stepsize: the same runs, seed by seed.
-  const CommandResult r = run_pacer("-q compare " + dir.file("c.toml") +
-                                    " --methods dgd,dgd:optimizer.lr=0.05 --seeds 3 --out " +
-                                    dir.file("cmp"));
+  const CommandResult r =
+      run_pacer("-q compare " + dir.file("c.toml") +
+                " --methods dgd,dgd:optimizer.lr=0.05 --seeds 3 --out " + dir.file("cmp"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Verdict: undecided between dgd and dgd:optimizer.lr=0.05"),
             std::string::npos)
@@ -52,7 +52,8 @@ TEST(VerdictCli, ATooShortBudgetReachesNoTargetAndNamesNoBest) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("best: "), std::string::npos) << r.output;
-  for (const auto& row : read_csv_rows(dir.file("cmp/compare.csv"))) EXPECT_EQ(row[5], "") << row[0];
+  for (const auto& row : read_csv_rows(dir.file("cmp/compare.csv")))
+    EXPECT_EQ(row[5], "") << row[0];
 }
 
 // Every interval compare.csv writes for a positive quantity (times, steps, F, ratios, units) has a

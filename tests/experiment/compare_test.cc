@@ -100,7 +100,6 @@ CompareOptions comparing(std::vector<std::string> methods, int seeds, const std:
 
 nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
-
 TEST(Targets, AsynchronousRunsJudgeTheTargetOnTheEvaluatedFullLoss) {
   TempDir dir;
   Config config = by_class({"target.loss=0.05"});
@@ -156,7 +155,8 @@ TEST(Targets, AFullLossTargetIsReachedAtTheFirstStepFMeetsIt) {
   EXPECT_EQ(target["full_loss_se"].get<double>(), 0.0);
   const int64_t evaluations = outcome.summary["target_estimate"]["evaluations"].get<int64_t>();
   EXPECT_LT(evaluations, 40) << "the watch evaluated F at most steps";
-  EXPECT_EQ(testing::read_csv_rows(dir.file("run/target.csv")).size(), static_cast<size_t>(evaluations));
+  EXPECT_EQ(testing::read_csv_rows(dir.file("run/target.csv")).size(),
+            static_cast<size_t>(evaluations));
 }
 
 TEST(Targets, EvaluationFollowsASimulatedTimeSchedule) {
@@ -281,7 +281,8 @@ TEST(Compare, AgainstTheBaselinePairsEachSeedWithTheBaselinesSameSeed) {
   options.baseline = "dgd";
   const Comparison c =
       run_comparison(least_squares({"target.loss=0.3", "target.hold=2"}), options).comparison;
-  const std::vector<std::vector<std::string>> rows = testing::read_csv_rows(dir.file("against.csv"));
+  const std::vector<std::vector<std::string>> rows =
+      testing::read_csv_rows(dir.file("against.csv"));
   auto row = [&](const std::string& method, const std::string& metric) {
     for (const auto& r : rows) {
       if (r[0] == method && r[1] == metric) return r;

@@ -13,11 +13,11 @@
 #include <set>
 #include <sstream>
 
+#include "pacer/method/method.h"
 #include "pacer/report/comparison.h"
 #include "pacer/report/figure_data.h"
 #include "pacer/report/figure_palette.h"
 #include "pacer/report/plot.h"
-#include "pacer/method/method.h"
 #include "test_util.h"
 
 namespace pacer {

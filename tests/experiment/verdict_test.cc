@@ -57,8 +57,8 @@ TEST(Verdict, TwoIdenticalMethodsAreUndecidedWhateverTheSeeds) {
 }
 
 TEST(Verdict, ATieAtTheTopSaysThatItsMethodsAreAheadOfTheRest) {
-  const Comparison c = timed({{"a", {10, 12, 9, 11}}, {"b", {10.2, 11.8, 9.1, 11.2}},
-                              {"slow", {30, 33, 29, 35}}});
+  const Comparison c =
+      timed({{"a", {10, 12, 9, 11}}, {"b", {10.2, 11.8, 9.1, 11.2}}, {"slow", {30, 33, 29, 35}}});
   const Verdict v = decide(c);
   EXPECT_EQ(v.outcome, Verdict::Outcome::kUndecided);
   EXPECT_TRUE(v.tie_ahead_of_rest);

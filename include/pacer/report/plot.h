@@ -82,13 +82,13 @@ std::string describe_run_length(int64_t steps, double time, Clock clock);
 // (figure::fit_axis: log only beyond a decade). Legends sit right of the plots, one entry per
 // method drawn, in as many columns as keep them within the figure (the figure grows taller up to
 // 860 pixels first); in loss and tilde the line kinds (F, band, circles, reported loss) have a
-// legend of their own under the plots. The PNG is about 1400 × 540 pixels for two panels, the SVG the same at 3/4
-// scale. Each method has the same style in every figure: figure::method_styles (colour by
-// family and method, dash by spec; figure_palette.h), so that every method of the comparison has
-// its own (colour, dash) pair. gnuplot draws the figures in parallel processes. Returns the
-// figures whose scripts were written, in this order; a figure with nothing to show is left out.
-// Never throws for a missing or unreadable run file: that run is left out of the figure, with a
-// warning.
+// legend of their own under the plots. The PNG is about 1400 × 540 pixels for two panels, the SVG
+// the same at 3/4 scale. Each method has the same style in every figure: figure::method_styles
+// (colour by family and method, dash by spec; figure_palette.h), so that every method of the
+// comparison has its own (colour, dash) pair. gnuplot draws the figures in parallel processes.
+// Returns the figures whose scripts were written, in this order; a figure with nothing to show is
+// left out. Never throws for a missing or unreadable run file: that run is left out of the figure,
+// with a warning.
 std::vector<Figure> write_comparison_figures(const std::string& dir, const Comparison& c);
 
 // The regime map of a sweep (sweep.h): <dir>/regime_map.{gp,png,svg}, a tile per cell of a grid

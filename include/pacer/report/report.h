@@ -1,6 +1,6 @@
 // report.md of `pacer compare`: the question asked, the verdict (verdict.h) and its rule, the
-// table, each method against the leader with an interval, the tuned values and the figures, as Markdown that any viewer renders with the
-// figures beside it.
+// table, each method against the leader with an interval, the tuned values and the figures, as
+// Markdown that any viewer renders with the figures beside it.
 #pragma once
 
 #include <string>
@@ -14,8 +14,8 @@ namespace pacer {
 
 // The text of report.md. `table` is the comparison's Markdown table (with its legend). Pure:
 // same inputs ⇒ the same text.
-std::string comparison_report(const Comparison& c, const Verdict& verdict,
-                              const std::string& table, const std::vector<Figure>& figures);
+std::string comparison_report(const Comparison& c, const Verdict& verdict, const std::string& table,
+                              const std::vector<Figure>& figures);
 
 // Method m against the verdict's leader (verdict.h), in a sentence: its criterion value over
 // seeds and its paired ratio to the leader with the interval, marked where it includes a tie.

@@ -29,11 +29,11 @@ enum class Scale { kPositive, kProportion, kReal };
 // A central value and its two-sided 95 % interval over seeds. With censored seeds (that did not
 // reach the target) the values are lower bounds: each such seed contributes its end value.
 struct Estimate {
-  int n = 0;  // values (seeds) behind it; 0 = no value
+  int n = 0;                    // values (seeds) behind it; 0 = no value
   double mean = kNotAvailable;  // geometric mean for Scale::kPositive (see the file comment)
   double low = kNotAvailable, high = kNotAvailable;  // n >= 2
-  int censored = 0;  // seeds that contributed a lower bound
-  bool geometric = false;  // mean is a geometric mean
+  int censored = 0;                                  // seeds that contributed a lower bound
+  bool geometric = false;                            // mean is a geometric mean
   bool empty() const { return n == 0; }
   bool has_interval() const { return !std::isnan(low); }
   // The interval includes `value` (a ratio's tie is 1, a difference's 0); true without one.

@@ -10,8 +10,8 @@
 #include "pacer/core/config.h"
 #include "pacer/data/dataset.h"
 #include "pacer/engine/engine.h"
-#include "pacer/run/earlier_run.h"
 #include "pacer/model/objective.h"
+#include "pacer/run/earlier_run.h"
 
 namespace pacer {
 

@@ -51,9 +51,9 @@
 #include "pacer/core/log.h"
 #include "pacer/core/state.h"
 #include "pacer/data/dataset.h"
-#include "pacer/run/target_watch.h"
 #include "pacer/method/trainer.h"
 #include "pacer/model/objective.h"
+#include "pacer/run/target_watch.h"
 
 namespace pacer {
 

@@ -12,9 +12,9 @@
 //     may have met a target or may do so before the next check (its estimate, less 3 standard
 //     errors and less the largest change of F between two checks near the target so far, at or
 //     below it): from then on every stretch of `hold` steps at or below the target holds a
-//     checked step, so none goes unseen. A check is also made when the window is full, at every step while a target's hold
-//     is under way, and at the run's last update. Before F may have met a target, a stretch below
-//     it that starts and ends between two checks is not seen.
+//     checked step, so none goes unseen. A check is also made when the window is full, at every
+//     step while a target's hold is under way, and at the run's last update. Before F may have met
+//     a target, a stretch below it that starts and ends between two checks is not seen.
 //   * Resolution. When a check finds F at or below a target, the steps since that target's last
 //     decided step are searched, in order, for the first step from which F stays at or below it
 //     for `hold` steps: coarsely (8 evenly spaced steps at a time) and then step by step, on the
@@ -42,8 +42,8 @@
 #include <vector>
 
 #include "pacer/core/vector.h"
-#include "pacer/run/target_estimate.h"
 #include "pacer/method/trainer.h"
+#include "pacer/run/target_estimate.h"
 
 namespace pacer {
 
@@ -54,9 +54,9 @@ struct TargetWatchOptions {
   int64_t hold = 1;             // target.hold: consecutive steps
   double check_every = 8;       // target.check_every: work units per worker between checks
   double far_factor = 8;        // checks this many times further apart far from the target
-  double near_ratio = 1.1;      // "near": the last check's F ≤ near_ratio × the largest target left
-  int64_t window = 512;         // snapshots kept at most (steps); a check is due when it is full
-  int workers = 1;              // n, to turn work units into units per worker
+  double near_ratio = 1.1;  // "near": the last check's F ≤ near_ratio × the largest target left
+  int64_t window = 512;     // snapshots kept at most (steps); a check is due when it is full
+  int workers = 1;          // n, to turn work units into units per worker
 };
 
 // Where a target was reached.

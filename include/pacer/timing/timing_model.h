@@ -100,10 +100,11 @@ struct CommModel {
 //             from the Rng passed to compute_time, so the same seed gives the same draws. With
 //             "sequential", a job tagged t replays the trace's step t mod K (K steps, StepGrid:
 //             a classic trace's k-th row of each worker is its step k), the same recorded step for
-//             every worker (a worker with no row at that step: its next row). With "block", circular moving blocks of block_length steps, each
-//             starting at a recorded step drawn from (seed, block) and wrapping around the end: it
-//             keeps which workers were slow together and for how long, and replays every recorded
-//             step equally often. Sequential and block draw nothing from the Rng.
+//             every worker (a worker with no row at that step: its next row). With "block",
+//             circular moving blocks of block_length steps, each starting at a recorded step drawn
+//             from (seed, block) and wrapping around the end: it keeps which workers were slow
+//             together and for how long, and replays every recorded step equally often. Sequential
+//             and block draw nothing from the Rng.
 //   block_length  an integer >= 1, read only with replay = "block"; unset: the automatic choice
 //             of timing/trace.h (automatic_block_length), stated in summary.json (timing_note).
 //   A trace with a step or units column replays a job of u units as u·c_i + d (c_i the worker's
