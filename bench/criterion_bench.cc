@@ -135,13 +135,18 @@ double run_same_without_watch(const Options& o, const Comparison& watched, const
 
 using side_by_side::median;
 
-// Per method: steps to target, geometric mean [95 % interval] and its half-width in % of it.
+// Per method: steps to target, geometric mean [95 % interval] and its half-width in % of it;
+// where a seed missed the target the mean is a lower bound, and no half-width is printed.
 void print_intervals(const Comparison& c) {
   for (const MethodResult& m : c.methods) {
     const Estimate& e = m.steps_to_target;
-    const double half = e.has_interval() ? 50.0 * (e.high - e.low) / e.mean : 0;
-    std::printf("  %-12s steps to target %s (%d/%zu reached): ±%.1f %%\n", m.spec.c_str(),
-                format_estimate(e, "{:.1f}").c_str(), m.reached, m.runs.size(), half);
+    const bool censored = m.reached < static_cast<int>(m.runs.size());
+    const std::string half = censored ? "no half-width: a lower bound"
+                             : e.has_interval()
+                                 ? fmt::format("±{:.1f} %", 50.0 * (e.high - e.low) / e.mean)
+                                 : "no interval";
+    std::printf("  %-12s steps to target %s (%d/%zu reached): %s\n", m.spec.c_str(),
+                format_estimate(e, "{:.1f}").c_str(), m.reached, m.runs.size(), half.c_str());
   }
 }
 
