@@ -45,7 +45,8 @@ struct Curves {
   std::vector<PanelCurves> panels;
   std::vector<double> y_values;
   std::vector<std::vector<uint64_t>> seeds;  // per method, the seeds drawn
-  bool any = false, any_band = false, any_reported = false, any_points = false;
+  // any_line: some method has a seed mean to draw (not only evaluations too few to make one).
+  bool any = false, any_line = false, any_band = false, any_reported = false, any_points = false;
 };
 
 // The files of one panel; a file name "" (or block -1) leaves that layer out.
@@ -134,6 +135,7 @@ Curves compute_curves(const ComparisonRuns& runs, const std::vector<bool>& shown
       for (const std::vector<double>* xs : {&pc.bands[m].x, &pc.reported[m].x, &pc.points[m].x}) {
         pc.x_values.insert(pc.x_values.end(), xs->begin(), xs->end());
       }
+      out.any_line |= !pc.bands[m].empty();
       out.any_band |= pc.bands[m].seeds >= 2;
       out.any_reported |= !pc.reported[m].empty();
       out.any_points |= !pc.points[m].empty();
@@ -275,7 +277,7 @@ std::vector<std::string> style_entries(const Curves& curves, const CurveWords& w
   auto add = [&](const std::string& label, const std::string& style) {
     out.push_back(fmt::format("keyentry with {} title {}", style, gp_string(label)));
   };
-  add(words.line_label, fmt::format("lines lw 2.5 lc rgb '{}'", kStyleColour));
+  if (curves.any_line) add(words.line_label, fmt::format("lines lw 2.5 lc rgb '{}'", kStyleColour));
   if (curves.any_band) {
     add("min–max over seeds",
         fmt::format("filledcurves fs transparent solid 0.18 noborder lc rgb '{}'", kStyleColour));
@@ -297,14 +299,22 @@ std::string curve_caption(const ComparisonRuns& runs, const Curves& curves,
   const Comparison& c = *runs.c;
   std::vector<uint64_t> all;
   for (const auto& s : curves.seeds) all.insert(all.end(), s.begin(), s.end());
-  std::string caption = fmt::format(
-      "{}: per method the mean over {} (line){}, each seed a step function of its last "
-      "evaluation on a common grid over the range every seed covers{}{}",
-      words.caption_head, all.empty() ? "the seeds" : describe_seeds(all),
-      curves.any_band ? " and the pointwise min–max over the seeds (band)" : "",
-      curves.any_points ? "; open circles: each seed's evaluations" : "",
-      curves.any_reported ? "; faint lines: the reported minibatch loss, smoothed (seed mean)"
-                          : "");
+  const std::string seeds = all.empty() ? "the seeds" : describe_seeds(all);
+  std::string caption =
+      curves.any_line
+          ? fmt::format(
+                "{}: per method the mean over {} (line){}, each seed a step function of its last "
+                "evaluation on a common grid over the range every seed covers{}",
+                words.caption_head, seeds,
+                curves.any_band ? " and the pointwise min–max over the seeds (band)" : "",
+                curves.any_points ? "; open circles: each seed's evaluations" : "")
+          : fmt::format(
+                "{}: per method each seed's evaluations (open circles), {}; too few evaluations "
+                "over a common range for a mean over the seeds",
+                words.caption_head, seeds);
+  if (curves.any_reported) {
+    caption += "; faint lines: the reported minibatch loss, smoothed (seed mean)";
+  }
   if (with_targets && !c.targets.empty()) {
     std::vector<std::string> ts;
     for (double t : c.targets) ts.push_back(describe_target(t, c.target_on));

@@ -17,6 +17,16 @@ struct RunCurves {
   std::vector<double> y_values, x_values[2];
   bool has_f() const { return !f[0].empty(); }
   bool has_tilde() const { return !tilde[0].empty(); }
+  // F̃ equal to F at every evaluation, to rounding (the frequency weights of equal partitions):
+  // drawn once, as F, with the legend saying so, not as a second curve hidden under the first.
+  bool tilde_is_f() const {
+    if (!has_f() || !has_tilde() || tilde[0].size() != f[0].size()) return false;
+    for (size_t i = 0; i < f[0].size(); ++i) {
+      if (tilde[0].x[i] != f[0].x[i]) return false;
+      if (!(std::abs(tilde[0].y[i] - f[0].y[i]) <= 1e-12 * std::abs(f[0].y[i]))) return false;
+    }
+    return true;
+  }
   bool has_trace() const { return !reported[0].empty(); }
 };
 
@@ -103,13 +113,13 @@ RunLines run_lines(const RunCurves& c) {
                                      c.has_f() ? faint(f_colour) : f_colour));
     out.data.emplace_back("figures/loss-reported.dat", 3);
   }
-  if (c.has_tilde()) {
+  if (c.has_tilde() && !c.tilde_is_f()) {
     out.labels.push_back("F̃ (frequency-weighted, evaluated)");
     out.styles.push_back(fmt::format("{} lw 2.5 dt (8,4) lc rgb '{}'", points, tilde_colour));
     out.data.emplace_back("figures/loss-evals.dat", 4);
   }
   if (c.has_f()) {
-    out.labels.push_back("F (evaluated)");
+    out.labels.push_back(c.tilde_is_f() ? "F (evaluated; F̃ equals it here)" : "F (evaluated)");
     out.styles.push_back(fmt::format("{} lw 2.5 lc rgb '{}'", points, f_colour));
     out.data.emplace_back("figures/loss-evals.dat", 3);
   }
@@ -120,7 +130,10 @@ std::string run_caption(const RunCurves& c, Clock clock, const std::vector<doubl
                         const std::string& target_on) {
   std::string caption = c.has_f() ? "F, the full training loss of the evaluated model"
                                   : "The reported minibatch training loss";
-  if (c.has_f() && c.has_tilde()) caption += ", and F̃ = Σ w_i F_i (w_i ∝ 1/τ_i)";
+  if (c.has_f() && c.has_tilde()) {
+    caption += c.tilde_is_f() ? ", equal here at every evaluation to F̃ = Σ w_i F_i (w_i ∝ 1/τ_i)"
+                              : ", and F̃ = Σ w_i F_i (w_i ∝ 1/τ_i)";
+  }
   const std::string time = time_axis_label(clock);
   caption +=
       fmt::format(" against {} (left) and work units (right)", time.substr(0, time.find(" (s)")));

@@ -56,10 +56,18 @@ std::string describe_seeds(std::vector<uint64_t> seeds) {
   seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
   if (seeds.empty()) return "";
   if (seeds.size() == 1) return fmt::format("seed {}", seeds[0]);
-  bool consecutive = true;
-  for (size_t i = 1; i < seeds.size(); ++i) consecutive &= seeds[i] == seeds[i - 1] + 1;
-  if (consecutive) return fmt::format("seeds {}–{}", seeds.front(), seeds.back());
-  return fmt::format("seeds {}", fmt::join(seeds, ", "));
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < seeds.size();) {
+    size_t end = i;  // the last seed of the run of consecutive seeds that starts at i
+    while (end + 1 < seeds.size() && seeds[end + 1] == seeds[end] + 1) ++end;
+    if (end > i) {
+      parts.push_back(fmt::format("{}–{}", seeds[i], seeds[end]));
+    } else {
+      for (size_t k = i; k <= end; ++k) parts.push_back(fmt::format("{}", seeds[k]));
+    }
+    i = end + 1;
+  }
+  return fmt::format("seeds {}", fmt::join(parts, ", "));
 }
 
 std::string describe_target(double target, const std::string& target_on) {
@@ -292,7 +300,10 @@ std::string key_at(const Layout& layout) {
 
 std::string axis_commands(char axis, const Axis& a) {
   std::string out = a.log ? fmt::format("set logscale {}\n", axis) : "";
-  out += fmt::format("set {}range [{}:{}]\n", axis, num(a.low), num(a.high));
+  // The bounds rounded as the data files round their numbers (data_number): rounded otherwise
+  // (to num()'s 6 digits, or not at all) a bound at the last point, often the final evaluation,
+  // could fall just inside the point as the data file writes it and leave it outside the plot.
+  out += fmt::format("set {}range [{}:{}]\n", axis, data_number(a.low), data_number(a.high));
   if (a.tics.empty()) return out + fmt::format("set format {} '%g'\n", axis);
   std::vector<std::string> tics;
   for (double t : a.tics) tics.push_back(fmt::format("'{}' {}", tic_label(t), num(t)));

@@ -48,7 +48,8 @@ std::string short_number(double v);
 // The same without trailing zeros, for a number that was set rather than measured ("30", "6.99",
 // "1500").
 std::string round_number(double v);
-// "seeds 1–3", "seeds 1, 4, 7", "seed 2" (sorted, duplicates dropped); "" for none.
+// "seeds 1–3", "seeds 1, 4, 7", "seeds 1–5, 8–32", "seed 2" (sorted, duplicates dropped,
+// consecutive seeds as a range); "" for none.
 std::string describe_seeds(std::vector<uint64_t> seeds);
 // "0.55 on the train loss" / "0.55 on F".
 std::string describe_target(double target, const std::string& target_on);

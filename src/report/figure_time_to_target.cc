@@ -26,7 +26,8 @@ DataFile bar_data(const Comparison& c, const std::string& target, Clock clock, d
   any_censored = false;
   for (const MethodResult& m : c.methods) {
     const Estimate& e = m.time_to_target;
-    if (!e.empty()) top = std::max({top, e.mean, std::isfinite(e.high) ? e.high : 0.0});
+    const bool drawn_interval = e.censored == 0 && std::isfinite(e.high);
+    if (!e.empty()) top = std::max({top, e.mean, drawn_interval ? e.high : 0.0});
   }
   if (!(top > 0)) top = 1;
   const size_t n = c.methods.size();
@@ -41,7 +42,7 @@ DataFile bar_data(const Comparison& c, const std::string& target, Clock clock, d
         e.empty() ? fmt::format("{} ({})", m.diverged ? "diverged" : "no value", reached)
                   : fmt::format("{}{} s ({})", censored ? "≥ " : "", short_number(e.mean), reached);
     const double label_x =
-        e.empty() ? 0 : std::max(e.mean, std::isfinite(e.high) ? e.high : e.mean);
+        e.empty() ? 0 : std::max(e.mean, !censored && std::isfinite(e.high) ? e.high : e.mean);
     data.raw(fmt::format("{} {} {} {} {} {} {} {} {} {}", n - 1 - i, data_number(e.mean),
                          data_number(e.low), data_number(e.high), e.censored, m.reached, runs,
                          data_number(label_x), data_string(label), data_string(m.spec)));
@@ -75,22 +76,32 @@ std::vector<std::string> bar_clauses(const ComparisonRuns& runs, const std::stri
   return clauses;
 }
 
+// The lines of a text.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
 // The 95 % interval as an error bar (drawn as vectors: gnuplot's errorbars leave a gap at the
-// mean). The interval of a censored mean is one of lower bounds: drawn lighter.
-std::vector<std::string> interval_clauses(const std::string& file, bool any_censored) {
+// mean), for the means every seed of which reached the target. A censored mean has none, as in
+// the tables: its seeds' end times are lower bounds, and an interval of them would reach past the
+// budget, where no run went.
+std::vector<std::string> interval_clauses(const std::string& file) {
   std::vector<std::string> clauses;
-  for (int censored = 0; censored < (any_censored ? 2 : 1); ++censored) {
-    const std::string keep = censored ? "$5 > 0" : "$5 == 0";
-    const std::string colour = censored ? "#999999" : "#222222";
+  const char* colour = "#222222";
+  clauses.push_back(fmt::format(
+      "{} using 3:($5 == 0 ? $1 : NaN):($4-$3):(0) with vectors nohead lw 1.5 lc rgb '{}' notitle",
+      file, colour));
+  for (int end : {3, 4}) {
     clauses.push_back(fmt::format(
-        "{} using 3:({} ? $1 : NaN):($4-$3):(0) with vectors nohead lw 1.5 lc rgb '{}' notitle",
-        file, keep, colour));
-    for (int end : {3, 4}) {
-      clauses.push_back(fmt::format(
-          "{} using {}:({} ? $1-0.12 : NaN):(0):(0.24) with vectors nohead lw 1.5 lc rgb '{}' "
-          "notitle",
-          file, end, keep, colour));
-    }
+        "{} using {}:($5 == 0 ? $1-0.12 : NaN):(0):(0.24) with vectors nohead lw 1.5 lc rgb '{}' "
+        "notitle",
+        file, end, colour));
   }
   return clauses;
 }
@@ -122,7 +133,12 @@ std::optional<Figure> time_to_target_figure(const std::string& dir, const Compar
   std::vector<std::string> specs;
   for (const MethodResult& m : c.methods) specs.push_back(m.spec);
   const double names = 40 + kCharPixels * static_cast<double>(longest(specs));
-  const int width = static_cast<int>(names) + 900, height = std::max(380, 190 + 34 * n);
+  const std::string title = comparison_title(runs, "time to target " + target, methods, seeds);
+  // gnuplot centres the title over the plot, right of the names: the plot is at least as wide as
+  // the title's longer line (about 0.75 × 17 pixels per character, as the workers figure).
+  const double title_w = 0.75 * kTitleFont * static_cast<double>(longest(lines_of(title)));
+  const int width = static_cast<int>(names + std::max(900.0, 60 + title_w)),
+            height = std::max(380, 190 + 34 * n);
   std::string caption = fmt::format(
       "Time to the target {} per method ({}): the mean over {} (bar) with its 95 % t interval "
       "(error bar), labelled with the mean and how many seeds reached the target",
@@ -130,13 +146,11 @@ std::optional<Figure> time_to_target_figure(const std::string& dir, const Compar
   if (any_censored) {
     caption +=
         "; hatched, lighter bars marked ≥ include seeds that missed it, counted at their end "
-        "time, so the mean is a lower bound";
+        "time, so the mean is a lower bound, without an interval";
   }
   caption += ".";
   Script s("time_to_target", caption, width, height);
-  s << fmt::format("set title {} font ',{}'",
-                   gp_lines(comparison_title(runs, "time to target " + target, methods, seeds)),
-                   kTitleFont);
+  s << fmt::format("set title {} font ',{}'", gp_lines(title), kTitleFont);
   s << "set grid xtics lc rgb '#dddddd'\nset border 3 lc rgb '#444444'\nset tics nomirror";
   s << fmt::format(
       "set lmargin at screen {}\nset rmargin at screen {}\nset bmargin at screen {}\n"
@@ -160,7 +174,7 @@ std::optional<Figure> time_to_target_figure(const std::string& dir, const Compar
   }
   const std::string file = gp_string("figures/time_to_target.dat");
   std::vector<std::string> clauses = bar_clauses(runs, file);
-  for (std::string& clause : interval_clauses(file, any_censored)) clauses.push_back(clause);
+  for (std::string& clause : interval_clauses(file)) clauses.push_back(clause);
   clauses.push_back(fmt::format("{} using 8:1:9 with labels left offset 0.8,0 notitle", file));
   s.plot(clauses);
   return write_figure(dir, s, {{"figures/time_to_target.dat", &data}}, caption, rendering);

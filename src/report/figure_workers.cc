@@ -233,7 +233,10 @@ std::optional<Figure> workers_figure(const std::string& dir, const ComparisonRun
   }
   const int columns = std::min(6, static_cast<int>(std::ceil(std::sqrt(d.shown.size()))));
   const int rows = static_cast<int>((d.shown.size() + columns - 1) / columns);
-  const int cell_w = std::clamp<int>(static_cast<int>(40 + 20 * d.workers), 260, 420);
+  // Wide enough for the bars, and for the longest panel title (font 13: about 11 pixels per
+  // character as pngcairo draws it), so that neighbouring titles never run into each other.
+  const int cell_w = std::max(std::clamp<int>(static_cast<int>(40 + 20 * d.workers), 260, 420),
+                              static_cast<int>(40 + 11 * longest(d.labels)));
   // At least as wide as the title's longer line (about 0.75 × 17 pixels per character).
   const int title_w = static_cast<int>(
       40 + 0.75 * kTitleFont * static_cast<double>(longest({title.substr(title.find('\n') + 1)})));

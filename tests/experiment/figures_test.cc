@@ -492,6 +492,35 @@ void expect_range_fits(const std::string& dir, const std::vector<double>& target
   }
 }
 
+TEST(ComparisonFigures, WorkerPanelsAreWideEnoughForTheirTitles) {
+  // advise's specs carry their tuned stepsize: "delay-adaptive-asgd:optimizer.lr=0.03333 (mean
+  // 0.98)" is 52 characters. Neighbouring panels' titles must not run into each other: the
+  // panels are at least 11 pixels (font 13 as pngcairo draws it: about 550 pixels for those 52
+  // characters) per character of the longest title apart.
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  std::vector<std::string> specs;
+  for (const std::string& spec : advise_specs()) specs.push_back(spec + ":optimizer.lr=0.03333");
+  write_comparison_figures(dir.path(), many_methods(dir.path(), specs));
+  const std::string script = read_text(dir.file("workers.gp"));
+  const double width = number_after(script, "pngcairo size ");
+  std::vector<double> lefts;
+  size_t longest_title = 0;
+  const std::regex margin("set lmargin at screen ([0-9.e-]+)");
+  for (auto it = std::sregex_iterator(script.begin(), script.end(), margin);
+       it != std::sregex_iterator(); ++it) {
+    lefts.push_back(std::stod((*it)[1]));
+  }
+  const std::regex title("set title '([^']+)' font ',13'");
+  for (auto it = std::sregex_iterator(script.begin(), script.end(), title);
+       it != std::sregex_iterator(); ++it) {
+    longest_title = std::max(longest_title, (*it)[1].str().size());
+  }
+  ASSERT_EQ(lefts.size(), specs.size()) << script;
+  ASSERT_GE(longest_title, 52u);
+  EXPECT_GE((lefts[1] - lefts[0]) * width, 11.0 * static_cast<double>(longest_title) - 1);
+}
+
 TEST(ComparisonFigures, YRangeFitsTheData) {
   NoGnuplot no_gnuplot;
   {
@@ -554,6 +583,11 @@ TEST(ComparisonFigures, CensoredBarsAreMarked) {
   EXPECT_NE(beta_bar.find("fs transparent solid 0.35"), std::string::npos);      // lighter
   EXPECT_NE(script.find("($4-$3):(0) with vectors nohead"), std::string::npos);  // error bars
   EXPECT_NE(script.find("lower bound"), std::string::npos);  // the legend says what hatching means
+  // Error bars only where every seed reached the target: a censored mean has no interval (its
+  // high end, 10.5 here, would reach past where its runs ended), and its label starts at the mean.
+  EXPECT_NE(script.find("$5 == 0 ? $1"), std::string::npos);
+  EXPECT_EQ(script.find("$5 > 0 ? $1"), std::string::npos);
+  EXPECT_NE(beta.find(" 8 \"≥ 8.00 s"), std::string::npos) << beta;
 }
 
 // Rewrites every run of the fixture's comparison `c` in `dir` with its summary saying `clock`
@@ -624,6 +658,26 @@ TEST(ComparisonFigures, TitlesNameTheSeedsDrawn) {
   EXPECT_NE(loss.find("\\n2 methods, seeds 1–2, "), std::string::npos) << loss;
   EXPECT_NE(figures[0].caption.find("fewer seeds for beta:k=2 (seed 1)"), std::string::npos)
       << figures[0].caption;
+  // Seeds drawn with gaps (advise's tied methods: seeds 1–5, then 8–12 after two tuning seeds)
+  // are named as ranges, not one by one.
+  {
+    TempDir gaps;
+    Comparison g = fixture(gaps.path());
+    std::vector<SeedRun> runs;
+    for (uint64_t seed : {1, 2, 3, 4, 5, 8, 9, 10, 11, 12}) {
+      SeedRun r = g.methods[0].runs[0];
+      r.seed = seed;
+      r.folder = fmt::format("alpha/seed{}", seed);
+      write_run(gaps.file(r.folder), {{1, 3, kNaN}, {7, 1.5, kNaN}}, falling_trace(7, 3.5, 1.4));
+      runs.push_back(r);
+    }
+    g.methods[0].runs = runs;
+    g.methods.resize(1);
+    g.seeds = {1, 2, 3, 4, 5, 8, 9, 10, 11, 12};
+    write_comparison_figures(gaps.path(), g);
+    const std::string title = read_text(gaps.file("loss.gp"));
+    EXPECT_NE(title.find("\\n1 method, seeds 1–5, 8–12, "), std::string::npos) << title;
+  }
   // The tilde figure draws beta alone: seed 1.
   EXPECT_NE(read_text(dir.file("tilde.gp")).find("\\n1 method, seed 1, "), std::string::npos);
   // Both methods' seed 2 diverged: every figure of runs says seed 1.
@@ -799,6 +853,50 @@ TEST(RunFigure, ShowsFAndFTildeWithTheSmoothedReportedLossAndTargets) {
   EXPECT_EQ(read_text(sync.file("loss.gp")).find("F̃"), std::string::npos);
   EXPECT_NE(read_text(sync.file("loss.gp")).find("set label 91 'simulated time (s)'"),
             std::string::npos);
+}
+
+TEST(RunFigure, AnFTildeEqualToFIsDrawnOnceAndTheLegendSaysSo) {
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  write_run(dir.path(), {{0.5, 3, 3}, {2, 2.5, 2.5}, {4, 2, 2}}, falling_trace(4, 3.5, 1.9));
+  ::testing::internal::CaptureStderr();
+  write_run_figure(dir.path(), "asgd (seed 1)", {}, "full", Clock::kSimulated);
+  ::testing::internal::GetCapturedStderr();
+  const std::string script = read_text(dir.file("loss.gp"));
+  // Every entry of the legend has a visible curve: no F̃ curve hidden under F's.
+  EXPECT_EQ(script.find("title 'F̃ (frequency-weighted, evaluated)'"), std::string::npos) << script;
+  EXPECT_NE(script.find("title 'F (evaluated; F̃ equals it here)'"), std::string::npos) << script;
+}
+
+TEST(RunFigure, TheXRangeHoldsTheLastEvaluation) {
+  // A final evaluation at a time of more than 6 significant digits: a range rounded to 6 digits
+  // (607.086), or written exactly (607.0863838962148, below the data file's 607.086384), would
+  // leave it just outside the time panel.
+  TempDir dir;
+  NoGnuplot no_gnuplot;
+  const double end = 607.0863838962148;  // written as 607.086384 in the data file
+  write_run(dir.path(), {{1, 3, kNaN}, {end, 2, kNaN}}, falling_trace(end, 3.5, 1.9));
+  ::testing::internal::CaptureStderr();
+  write_run_figure(dir.path(), "dgd (seed 1)", {}, "full", Clock::kSimulated);
+  ::testing::internal::GetCapturedStderr();
+  const std::string script = read_text(dir.file("loss.gp"));
+  std::vector<double> highs;
+  const std::regex range("set xrange \\[([^:]+):([^\\]]+)\\]");
+  for (auto it = std::sregex_iterator(script.begin(), script.end(), range);
+       it != std::sregex_iterator(); ++it) {
+    highs.push_back(std::stod((*it)[2]));
+  }
+  ASSERT_FALSE(highs.empty()) << script;
+  // The time panel ends at or after the evaluation as the data file writes it (9 digits:
+  // 607.086384), the work panel (10 units per second here) at or after its work.
+  const auto evals = read_blocks(dir.file("figures/loss-evals.dat"));
+  ASSERT_EQ(evals.size(), 1u);
+  const double time = evals[0].back()[0], work = evals[0].back()[1];
+  EXPECT_NEAR(time, end, 1e-5);
+  EXPECT_TRUE(std::any_of(highs.begin(), highs.end(), [&](double h) { return h >= time; }))
+      << script;
+  for (double h : highs) EXPECT_FALSE(h > 600 && h < time) << h;
+  for (double h : highs) EXPECT_FALSE(h > 6000 && h < work) << h;
 }
 
 TEST(RunFigure, SameInputsGiveIdenticalScriptsAndData) {
