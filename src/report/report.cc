@@ -107,9 +107,8 @@ Paired paired(const Metric& metric, const MethodResult& m, const MethodResult& b
 // includes 1; "—" without one.
 std::string format_ratio(const Estimate& e) {
   if (e.empty()) return "—";
-  if (!e.has_interval()) return fmt::format("{:.3g} (one pair: no interval)", e.mean);
-  return fmt::format("{:.3g} [{:.3g}, {:.3g}]{}", e.mean, e.low, e.high,
-                     e.includes(1) ? " (tie not excluded)" : "");
+  if (!e.has_interval()) return format_ratio_estimate(e) + " (one pair: no interval)";
+  return format_ratio_estimate(e) + (e.includes(1) ? " (tie not excluded)" : "");
 }
 
 std::string against_baseline_section(const Comparison& c) {
@@ -181,10 +180,12 @@ std::string versus_leader(const Comparison& c, const Verdict& v, size_t m) {
   if (v.leader < 0) return out + ".";
   const Estimate& r = v.versus_leader[m];
   if (r.empty()) return out + fmt::format("; no seed to pair with {}.", c.methods[v.leader].spec);
-  return out + fmt::format("; {} {}'s, paired over {} seed{}: {}{}.",
-                           r.censored > 0 ? "at least" : "",
-                           c.methods[static_cast<size_t>(v.leader)].spec, r.n, r.n == 1 ? "" : "s",
-                           r.censored > 0 ? "≥ " : "", format_ratio(r));
+  // "its time to target over pgc-fr's, paired over 3 seeds: 1.92 [1.71, 2.16]".
+  return out +
+         fmt::format("; its {} over {}'s, paired over {} seed{}: {}{}{}.", v.criterion,
+                     c.methods[static_cast<size_t>(v.leader)].spec, r.n, r.n == 1 ? "" : "s",
+                     r.censored > 0 ? "≥ " : "", format_ratio(r),
+                     r.censored > 0 ? " (a lower bound: it missed the target on some seeds)" : "");
 }
 
 std::string comparison_report(const Comparison& c, const Verdict& verdict, const std::string& table,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
+#include <cmath>
 
 namespace pacer {
 namespace {
@@ -132,6 +133,21 @@ std::string format_estimate(const Estimate& e, const char* spec) {
   if (!e.has_interval()) return mean;
   return fmt::format("{} [{}, {}]", mean, fmt::format(fmt::runtime(spec), e.low),
                      fmt::format(fmt::runtime(spec), e.high));
+}
+
+std::string format_ratio_number(double v) {
+  for (int digits = 3; digits < 17; ++digits) {
+    std::string text = fmt::format("{:.{}g}", v, digits);
+    if (v == 1 || !std::isfinite(v) || text != "1") return text;
+  }
+  return fmt::format("{}", v);
+}
+
+std::string format_ratio_estimate(const Estimate& e, std::string_view unit) {
+  if (e.empty()) return "—";
+  const std::string mean = format_ratio_number(e.mean) + std::string(unit);
+  if (!e.has_interval()) return mean;
+  return fmt::format("{} [{}, {}]", mean, format_ratio_number(e.low), format_ratio_number(e.high));
 }
 
 std::string csv_estimate(const Estimate& e) {

@@ -29,11 +29,7 @@ int censored_pairs(const Comparison& c, const MethodResult& m, const MethodResul
   return count;
 }
 
-std::string format_ratio(const Estimate& e) {
-  if (e.empty()) return "—";
-  if (!e.has_interval()) return fmt::format("{:.3g}×", e.mean);
-  return fmt::format("{:.3g}× [{:.3g}, {:.3g}]", e.mean, e.low, e.high);
-}
+std::string format_ratio(const Estimate& e) { return format_ratio_estimate(e, "×"); }
 
 // The sentence for kNoneReached.
 std::string nothing_decided(const Comparison& c) {
@@ -59,20 +55,33 @@ std::string nothing_decided(const Comparison& c) {
   return out + ". A larger budget would decide it";
 }
 
+// "a, b, c and 5 more": the first `named` of `items` and a count of the rest.
+std::string some_of(const std::vector<std::string>& items, size_t named) {
+  if (items.size() <= named + 1) {
+    if (items.size() < 2) return items.empty() ? "" : items.front();
+    return fmt::format("{} and {}", fmt::join(items.begin(), items.end() - 1, ", "), items.back());
+  }
+  return fmt::format("{} and {} more", fmt::join(items.begin(), items.begin() + named, ", "),
+                     items.size() - named);
+}
+
+// Methods named in a verdict's sentence at most; the table lists every one.
+constexpr size_t kNamedInVerdict = 4;
+
 std::string what_decides(const Comparison& c, const Verdict& v) {
   const MethodResult& leader = c.methods[static_cast<size_t>(v.leader)];
   std::vector<std::string> parts;
+  // Tied methods that missed the target on some seed, and "missed k of n" for each.
+  std::vector<std::string> censored, missed;
   int seeds = 0;
   for (int j : v.tied) {
     const MethodResult& m = c.methods[static_cast<size_t>(j)];
     if (m.runs.size() < 2) {
       parts.push_back("at least 2 seeds (one seed gives no interval)");
     } else if (has_target(c) && m.reached < static_cast<int>(m.runs.size())) {
-      parts.push_back(fmt::format(
-          "a budget at which {} reaches the target on every seed (it missed {} of {} within {}: "
-          "its times there are lower bounds)",
-          m.spec, m.runs.size() - static_cast<size_t>(m.reached), m.runs.size(),
-          c.budget.describe()));
+      censored.push_back(m.spec);
+      missed.push_back(fmt::format("missed {} of {}",
+                                   m.runs.size() - static_cast<size_t>(m.reached), m.runs.size()));
     } else if (v.seeds_needed[static_cast<size_t>(j)] > 0) {
       seeds = std::max(seeds, v.seeds_needed[static_cast<size_t>(j)]);
     } else {
@@ -80,6 +89,21 @@ std::string what_decides(const Comparison& c, const Verdict& v) {
           "no number of seeds: {} and {} do not differ on average at all over these seeds", m.spec,
           leader.spec));
     }
+  }
+  if (censored.size() == 1) {
+    parts.push_back(fmt::format(
+        "a budget at which {} reaches the target on every seed (it {} within {}: its times "
+        "there are lower bounds)",
+        censored.front(), missed.front(), c.budget.describe()));
+  } else if (censored.size() > 1) {
+    std::vector<std::string> each;
+    for (size_t k = 0; k < censored.size(); ++k) {
+      each.push_back(fmt::format("{} ({})", censored[k], missed[k]));
+    }
+    parts.push_back(fmt::format(
+        "a budget at which {} reach the target on every seed (seeds missed within {}: their "
+        "times there are lower bounds)",
+        some_of(each, kNamedInVerdict), c.budget.describe()));
   }
   if (seeds > 0) {
     parts.insert(parts.begin(), fmt::format("about {} seeds (from the spread the {} seeds show)",
@@ -202,6 +226,8 @@ std::string describe_verdict(const Comparison& c, const Verdict& v) {
     }
     return out;
   }
+  // Past kNamedInVerdict tied methods (the closest first) the sentence counts the rest: the table
+  // marks each of them "tie not excluded".
   std::vector<std::string> names = {leader.spec};
   std::vector<std::string> ratios;
   for (int j : v.tied) {
@@ -211,12 +237,12 @@ std::string describe_verdict(const Comparison& c, const Verdict& v) {
                                  v.versus_leader[static_cast<size_t>(j)].censored > 0 ? "≥ " : "",
                                  format_ratio(v.versus_leader[static_cast<size_t>(j)])));
   }
-  const std::string last = names.back();
-  names.pop_back();
+  std::string ratio_text = some_of(ratios, kNamedInVerdict);
+  if (ratios.size() > kNamedInVerdict + 1) ratio_text += " (in the table, \"tie not excluded\")";
   return fmt::format(
-      "undecided between {} and {} ({}; {} leads, {}: intervals include 1){}; what "
+      "undecided between {} ({}; {} leads, {}: intervals include 1){}; what "
       "would decide it: {}",
-      fmt::join(names, ", "), last, v.criterion, leader.spec, fmt::join(ratios, ", "),
+      some_of(names, kNamedInVerdict + 1), v.criterion, leader.spec, ratio_text,
       v.tie_ahead_of_rest ? "; each of them is ahead of every other method (paired "
                             "95 % intervals above 1)"
                           : "",

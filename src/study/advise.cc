@@ -81,12 +81,15 @@ Candidates applicable(const Config& base, const std::vector<std::string>& specs)
   Config shared = base;
   const Problem problem = build_problem(shared, read_seed(shared));
   for (const std::string& spec : specs) {
+    // A spec that names no method or is malformed is the user's mistake, not a method this
+    // configuration cannot run: its Error ends advise here.
+    const Config config = config_for(shared, spec);
     try {
       RunOptions dry;
       dry.problem = &problem;
       dry.reject_unknown_keys = false;
       dry.dry_run = true;
-      run_experiment(config_for(shared, spec), dry);
+      run_experiment(config, dry);
       out.specs.push_back(spec);
     } catch (const Interrupted&) {
       throw;
@@ -209,9 +212,12 @@ Comparison run_extending(const Round& round, const std::string& budget, double g
     for (const MethodResult& m : merged.methods) {
       if (!reached_everywhere(m)) pending.push_back(m.spec);
     }
-    next_budget = budget_text(merged.budget.kind, merged.budget.value * growth);
-    log_info("advise: no method reached the target on every seed within {}; trying {}",
-             merged.budget.describe(), next_budget);
+    const Budget next{merged.budget.kind, merged.budget.value * growth, true};
+    next_budget = budget_text(next.kind, next.value);
+    log_info("advise: {} the target on every seed within {}; trying {}",
+             merged.methods.size() == 1 ? merged.methods.front().spec + " did not reach"
+                                        : std::string("no method reached"),
+             merged.budget.describe(), next.describe());
   }
   merged.baseline = round.baseline;
   return merged;
@@ -289,13 +295,15 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
   return t;
 }
 
+// Whether a spec is DGD's ("dgd" or "dgd:key=value...").
+bool is_dgd(const std::string& spec) { return spec == "dgd" || spec.rfind("dgd:", 0) == 0; }
+
 // DGD's times to the target on every seed of `c`, running DGD alone with a larger budget (×2 at a
 // time, at most 64 times c's) when it missed some within c's budget. Empty when DGD is not in
 // `c`; `note` says what was done.
 std::vector<double> dgd_times(const Round& reported, const Comparison& c, std::string& note) {
-  const auto dgd = std::find_if(c.methods.begin(), c.methods.end(), [](const MethodResult& m) {
-    return m.spec.rfind("dgd", 0) == 0 && (m.spec.size() == 3 || m.spec[3] == ':');
-  });
+  const auto dgd = std::find_if(c.methods.begin(), c.methods.end(),
+                                [](const MethodResult& m) { return is_dgd(m.spec); });
   if (dgd == c.methods.end() || c.targets.empty()) return {};
   const MethodResult* source = &*dgd;
   Comparison extended;
@@ -327,13 +335,16 @@ std::string ranking_table(const Comparison& c, const Verdict& v, const std::vect
     return criterion_score(c.methods[a], has_target) < criterion_score(c.methods[b], has_target);
   });
   std::string out = fmt::format(
-      "| rank | method | reached | {} | × leader | speedup over DGD |\n|---|---|---|---|---|---|\n",
+      "| rank | method | reached | {} | × leader | speedup over DGD (paired over DGD's seeds) "
+      "|\n|---|---|---|---|---|---|\n",
       has_target ? "time to target (s)" : "final F");
   int rank = 0;
   for (size_t i : order) {
     const MethodResult& m = c.methods[i];
     std::string speedup = "—";
-    if (!dgd.empty() && has_target) {
+    if (!dgd.empty() && has_target && is_dgd(m.spec)) {
+      speedup = "1 (the baseline)";  // its own runs, extended where they missed the target
+    } else if (!dgd.empty() && has_target) {
       const Estimate s = paired_ratio(dgd, criterion_values(c, m), m.runs.size() - m.reached);
       // A method that missed a seed has a lower bound of its time there: its speedup is a bound.
       if (!s.empty()) {
@@ -397,9 +408,10 @@ std::string add_seeds_for_ties(const Round& round, uint64_t first_extra, int max
       summarize_method(into, !c.targets.empty());
     }
     done = fmt::format(
-        "the leader and the methods tied with it were run on {} seeds in all "
-        "(seeds after the tuning ones), the others on {}",
-        total, round.seeds);
+        "the leader and the methods tied with it were run on {} seeds in all ({}..{} and {}..{}, "
+        "after the tuning seeds), the others on {}",
+        total, round.first_seed, round.first_seed + static_cast<uint64_t>(round.seeds) - 1,
+        first_extra, first_extra + static_cast<uint64_t>(total - round.seeds) - 1, round.seeds);
   }
   return done;
 }
@@ -415,7 +427,7 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
   Round round{
       config, tuned.specs, first_seed, options.seeds, options.out_dir + "/" + scenario.folder, ""};
   for (const std::string& spec : tuned.specs) {
-    if (spec == "dgd" || spec.rfind("dgd:", 0) == 0) round.baseline = spec;
+    if (is_dgd(spec)) round.baseline = spec;
   }
   log_info("advise: {} ({} methods x {} seeds)", scenario.name, tuned.specs.size(), options.seeds);
   const bool user_budget = !options.budget.empty();
@@ -461,7 +473,7 @@ std::string recommendation(const ScenarioResult& r) {
     const MethodResult& m = c.methods[static_cast<size_t>(j)];
     text += fmt::format("{}{}: {} {} s on {}/{} seeds", group ? "\n  " : " ", m.spec, v.criterion,
                         format_estimate(m.time_to_target, "{:.4g}"), m.reached, m.runs.size());
-    if (!c.targets.empty() && !r.dgd.empty() && m.spec.rfind("dgd", 0) != 0) {
+    if (!c.targets.empty() && !r.dgd.empty() && !is_dgd(m.spec)) {
       const Estimate s = paired_ratio(r.dgd, criterion_values(c, m));
       text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
                           format_estimate(s, "{:.2f}"), s.n,
@@ -556,6 +568,14 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
                 c.target_on == "full" ? "the full training loss F" : "the reported minibatch loss",
                 c.targets.front(), c.target_hold, c.target_hold == 1 ? "" : "s"),
       first_seed, first_seed + static_cast<uint64_t>(options.seeds) - 1);
+  size_t most_runs = 0;
+  for (const MethodResult& m : c.methods) most_runs = std::max(most_runs, m.runs.size());
+  if (most_runs > static_cast<size_t>(options.seeds)) {
+    // add_seeds_for_ties: the tied methods' extra seeds come after the tuning seeds.
+    const uint64_t extra = first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds);
+    out += fmt::format(" (the leader and the methods tied with it also {}..{}: {} in all)", extra,
+                       extra + most_runs - static_cast<size_t>(options.seeds) - 1, most_runs);
+  }
   if (!tuned.key.empty()) {
     out += fmt::format("; {} tuned on seeds {}..{} over {{{}}}", tuned.key,
                        first_seed + static_cast<uint64_t>(options.seeds),
@@ -605,6 +625,11 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
   if (!(options.budget_multiple >= 1)) {
     fail("--budget-multiple {}: expected a number >= 1", options.budget_multiple);
   }
+  // A --methods spec that names no method, or is malformed, is an Error before anything is
+  // written (applicable() would stop there too, after the trace was copied into the folder).
+  if (!options.methods.empty()) {
+    for (const std::string& spec : split_method_list(options.methods)) config_for(config, spec);
+  }
   std::string latency_note;
   const Config base = trace_replay_config(config, options.trace, options.out_dir, latency_note);
   const std::string trace_path = options.out_dir + "/trace.csv";
@@ -613,6 +638,11 @@ std::string run_advise(const Config& config, const AdviseOptions& options) {
                                              ? default_candidates(options.s_values, workers)
                                              : split_method_list(options.methods);
   const Candidates candidates = applicable(base, specs);
+  if (!options.methods.empty()) {
+    for (const auto& [spec, why] : candidates.excluded) {
+      log_warning("advise: --methods {} cannot run this configuration, left out: {}", spec, why);
+    }
+  }
   if (candidates.specs.empty()) {
     fail("pacer advise: no method of {} can run this configuration", fmt::join(specs, ", "));
   }

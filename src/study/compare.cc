@@ -14,6 +14,8 @@
 #include "pacer/core/files.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
+#include "pacer/core/suggest.h"
+#include "pacer/method/method.h"
 #include "pacer/report/plot.h"
 #include "pacer/report/report.h"
 #include "pacer/report/verdict.h"
@@ -26,7 +28,13 @@ Config config_for(const Config& base, const std::string& spec) {
   size_t colon = spec.find(':');
   // Errors about the spec's keys name the spec, not the config file.
   const std::string origin = "--methods " + spec;
-  config.set_string("method.name", spec.substr(0, colon), origin);
+  const std::string name = spec.substr(0, colon);
+  const std::vector<std::string> names = method_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    fail("{}: key 'method.name': expected one of {}, got \"{}\"{}", origin, fmt::join(names, ", "),
+         name, did_you_mean(name, names));
+  }
+  config.set_string("method.name", name, origin);
   while (colon != std::string::npos) {
     size_t next = spec.find(':', colon + 1);
     std::string assignment = spec.substr(colon + 1, next - colon - 1);
@@ -446,8 +454,8 @@ std::vector<std::string> split_method_list(const std::string& list) {
   return specs;
 }
 
-// Logs, once, which keys of the config the specs' switched components dropped (and for which
-// specs: a long list names the first few and counts the rest).
+// Logs which keys of the config the specs' switched components dropped (and for which specs: a
+// long list names the first few and counts the rest), once per process for the same message.
 void log_dropped_keys(
     const Config& config,
     const std::vector<std::pair<std::string, std::vector<std::string>>>& dropped_by) {
@@ -463,8 +471,13 @@ void log_dropped_keys(
           specs.size() > kNamed ? fmt::format(" and {} more", specs.size() - kNamed) : "";
       parts.push_back(fmt::format("{} (for {}{})", keys, fmt::join(named, ", "), more));
     }
-    log_info("--methods dropped keys of {} that a spec's switched component does not read: {}",
-             config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
+    const std::string message = fmt::format(
+        "the method specs dropped keys of {} that a spec's switched component does not read: {}",
+        config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
+    // A process that runs many comparisons of the same specs (advise: tuning, budgets, scenarios)
+    // says it once.
+    static std::set<std::string> said;
+    if (said.insert(message).second) log_info("{}", message);
   }
 }
 

@@ -27,9 +27,8 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 std::string format_ratio(const Estimate& r) {
   if (r.empty()) return "—";
-  if (!r.has_interval()) return fmt::format("×{:.2f}", r.mean);
-  return fmt::format("×{:.2f} [{:.2f}, {:.2f}]{}", r.mean, r.low, r.high,
-                     r.includes(1) ? " (tie not excluded)" : "");
+  return "×" + format_ratio_estimate(r) +
+         (r.has_interval() && r.includes(1) ? " (tie not excluded)" : "");
 }
 
 // What the ratio means under the criterion.

@@ -145,6 +145,23 @@ TEST(Advise, AJobsCsvIsATraceAndABadTraceIsOneErrorNamingTheFile) {
   EXPECT_NE(error_line(bad).find(dir.file("bad.csv")), std::string::npos) << bad.output;
 }
 
+// A misspelt method is the user's mistake: an error naming it, before anything is written, and
+// not a candidate quietly left out as "not applicable".
+TEST(Advise, AMisspeltMethodIsAnErrorNamingIt) {
+  TempDir dir;
+  write_text(dir.file("run.toml"), kConfig);
+  write_text(dir.file("trace.csv"), slow_worker_trace());
+  const CommandResult r =
+      run_pacer("advise " + dir.file("run.toml") + " --trace " + dir.file("trace.csv") +
+                " --methods dgd,asgdd --seeds 2 --out " + dir.file("advice"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(error_line(r).find("--methods asgdd: key 'method.name': expected one of "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(error_line(r).find("did you mean \"asgd\""), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("advice"))) << r.output;
+}
+
 // The one rule of the verdict, as advise applies it: two methods that run identically are never
 // told apart, however many seeds; a budget no method reaches the target in gives no recommendation.
 TEST(Advise, IdenticalMethodsAreUndecidedAndATooShortBudgetRecommendsNothing) {

@@ -84,6 +84,19 @@ TEST(Statistics, PairedRatiosAreGeometricMeansOfThePerSeedRatios) {
 
 // The seeds a tie needs: the smallest n with t(n − 1) · sd / √n < |mean log ratio|, checked
 // against the interval that many seeds with the same mean and spread would give.
+TEST(Statistics, APrintedRatioIntervalShowsOnWhichSideOfOneEachBoundLies) {
+  // Three significant digits, more where a bound other than 1 would print as "1": an interval
+  // that excludes a tie never reads like one that touches it.
+  EXPECT_EQ(format_ratio_number(1.33), "1.33");
+  EXPECT_EQ(format_ratio_number(1.0012), "1.001");
+  EXPECT_EQ(format_ratio_number(0.99963), "0.9996");
+  EXPECT_EQ(format_ratio_number(1.0000004), "1.0000004");
+  EXPECT_EQ(format_ratio_number(1), "1");
+  const Estimate e{.n = 5, .mean = 1.16, .low = 1.0012, .high = 1.33};
+  EXPECT_EQ(format_ratio_estimate(e, "×"), "1.16× [1.001, 1.33]");
+  EXPECT_EQ(format_ratio_estimate(Estimate{}), "—");
+}
+
 TEST(Statistics, SeedsToExcludeATieFollowFromTheObservedSpread) {
   const std::vector<double> logs = {0.02, -0.01, 0.05, 0.00, 0.03};  // mean 0.018
   const int n = seeds_to_exclude_tie(logs);

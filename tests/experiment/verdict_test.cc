@@ -76,6 +76,25 @@ TEST(Verdict, ATieAtTheTopSaysThatItsMethodsAreAheadOfTheRest) {
   EXPECT_EQ(describe_verdict(loose, w).find("each of them is ahead"), std::string::npos);
 }
 
+TEST(Verdict, ATieOfManyMethodsNamesTheClosestAndCountsTheRest) {
+  // One method reaches the target; 28 others miss it on a seed each: all tie with it (censored),
+  // and the sentence names four of them and counts the others instead of listing 28.
+  std::vector<std::pair<std::string, std::vector<double>>> methods = {{"leader", {10, 11, 12}}};
+  for (int k = 0; k < 28; ++k) methods.push_back({fmt::format("m{}", k), {9, kMissed, 11}});
+  const Comparison c = timed(methods);
+  const Verdict v = decide(c);
+  ASSERT_EQ(v.outcome, Verdict::Outcome::kUndecided);
+  ASSERT_EQ(v.tied.size(), 28u);
+  const std::string text = describe_verdict(c, v);
+  EXPECT_NE(text.find("and 24 more"), std::string::npos) << text;
+  EXPECT_NE(text.find("(in the table, \"tie not excluded\")"), std::string::npos) << text;
+  EXPECT_NE(v.what_would_decide.find("(missed 1 of 3)"), std::string::npos) << v.what_would_decide;
+  EXPECT_LT(text.size(), 1200u) << text;
+  // m20 is neither named in the sentence nor dropped from the verdict.
+  EXPECT_EQ(text.find("m20"), std::string::npos) << text;
+  EXPECT_TRUE(v.is_tie[21]);
+}
+
 TEST(Verdict, ACloseRaceSaysHowManySeedsWouldDecideIt) {
   const Comparison c = timed({{"a", {10, 12, 9}}, {"b", {10.5, 12.2, 9.3}}});
   const Verdict v = decide(c);

@@ -88,8 +88,9 @@ CompareResult finish_comparison(Comparison c, const std::string& out_dir);
 void check_baseline(const std::vector<std::string>& methods, const std::string& baseline);
 
 // The config of one method spec (see the file comment): `base` with method.name and the spec's
-// keys set. A spec that sets a shared key (workers, seed, data.*, partition.*, model.*,
-// training.*) or a part without '=' is an Error naming it.
+// keys set. A spec whose method is not one of method_names() (method/method.h), that sets a shared
+// key (workers, seed, data.*, partition.*, model.*, training.*) or that has a part without '=' is
+// an Error naming it.
 Config config_for(const Config& base, const std::string& spec);
 
 // Splits "a,b:k=1,c" into specs; an empty spec is an Error.
