@@ -300,18 +300,22 @@ std::string curve_caption(const ComparisonRuns& runs, const Curves& curves,
   std::vector<uint64_t> all;
   for (const auto& s : curves.seeds) all.insert(all.end(), s.begin(), s.end());
   const std::string seeds = all.empty() ? "the seeds" : describe_seeds(all);
-  std::string caption =
-      curves.any_line
-          ? fmt::format(
-                "{}: per method the mean over {} (line){}, each seed a step function of its last "
-                "evaluation on a common grid over the range every seed covers{}",
-                words.caption_head, seeds,
-                curves.any_band ? " and the pointwise min–max over the seeds (band)" : "",
-                curves.any_points ? "; open circles: each seed's evaluations" : "")
-          : fmt::format(
-                "{}: per method each seed's evaluations (open circles), {}; too few evaluations "
-                "over a common range for a mean over the seeds",
-                words.caption_head, seeds);
+  std::string caption;
+  if (curves.any_line) {
+    caption = fmt::format(
+        "{}: per method the mean over {} (line){}, each seed a step function of its last "
+        "evaluation on a common grid over the range every seed covers{}",
+        words.caption_head, seeds,
+        curves.any_band ? " and the pointwise min–max over the seeds (band)" : "",
+        curves.any_points ? "; open circles: each seed's evaluations" : "");
+  } else if (curves.any_points) {
+    caption = fmt::format(
+        "{}: per method each seed's evaluations (open circles), {}; too few evaluations over a "
+        "common range for a mean over the seeds",
+        words.caption_head, seeds);
+  } else {
+    caption = fmt::format("{}: no evaluation to draw ({})", words.caption_head, seeds);
+  }
   if (curves.any_reported) {
     caption += "; faint lines: the reported minibatch loss, smoothed (seed mean)";
   }

@@ -121,7 +121,7 @@ std::string fewer_seeds_note(const Comparison& c, const std::vector<std::vector<
     fewer.push_back(fmt::format("{} ({})", who, describe_seeds(seeds)));
   }
   if (fewer.empty()) return "";
-  return fmt::format("; fewer seeds for {}", fmt::join(fewer, ", "));
+  return fmt::format("; fewer seeds for {}", fmt::join(fewer, "; "));
 }
 
 std::string line_style(const ComparisonRuns& runs, size_t m, double width) {

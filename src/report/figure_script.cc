@@ -60,11 +60,8 @@ std::string describe_seeds(std::vector<uint64_t> seeds) {
   for (size_t i = 0; i < seeds.size();) {
     size_t end = i;  // the last seed of the run of consecutive seeds that starts at i
     while (end + 1 < seeds.size() && seeds[end + 1] == seeds[end] + 1) ++end;
-    if (end > i) {
-      parts.push_back(fmt::format("{}–{}", seeds[i], seeds[end]));
-    } else {
-      for (size_t k = i; k <= end; ++k) parts.push_back(fmt::format("{}", seeds[k]));
-    }
+    parts.push_back(end > i ? fmt::format("{}–{}", seeds[i], seeds[end])
+                            : fmt::format("{}", seeds[i]));
     i = end + 1;
   }
   return fmt::format("seeds {}", fmt::join(parts, ", "));

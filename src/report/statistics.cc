@@ -135,19 +135,24 @@ std::string format_estimate(const Estimate& e, const char* spec) {
                      fmt::format(fmt::runtime(spec), e.high));
 }
 
-std::string format_ratio_number(double v) {
-  for (int digits = 3; digits < 17; ++digits) {
-    std::string text = fmt::format("{:.{}g}", v, digits);
-    if (v == 1 || !std::isfinite(v) || text != "1") return text;
+std::string format_ratio_number(double v, RatioDigits digits) {
+  const bool fixed = digits == RatioDigits::kTwoDecimals;
+  const std::string one = fixed ? "1.00" : "1";
+  for (int n = fixed ? 2 : 3; n < 17; ++n) {
+    std::string text = fixed ? fmt::format("{:.{}f}", v, n) : fmt::format("{:.{}g}", v, n);
+    // A value other than 1 that rounds to one of "1", "1.0...0": one more digit.
+    const bool looks_like_one = text == one || (fixed && std::stod(text) == 1);
+    if (v == 1 || !std::isfinite(v) || !looks_like_one) return text;
   }
   return fmt::format("{}", v);
 }
 
-std::string format_ratio_estimate(const Estimate& e, std::string_view unit) {
+std::string format_ratio_estimate(const Estimate& e, std::string_view unit, RatioDigits digits) {
   if (e.empty()) return "—";
-  const std::string mean = format_ratio_number(e.mean) + std::string(unit);
+  const std::string mean = format_ratio_number(e.mean, digits) + std::string(unit);
   if (!e.has_interval()) return mean;
-  return fmt::format("{} [{}, {}]", mean, format_ratio_number(e.low), format_ratio_number(e.high));
+  return fmt::format("{} [{}, {}]", mean, format_ratio_number(e.low, digits),
+                     format_ratio_number(e.high, digits));
 }
 
 std::string csv_estimate(const Estimate& e) {

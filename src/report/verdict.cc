@@ -55,7 +55,8 @@ std::string nothing_decided(const Comparison& c) {
   return out + ". A larger budget would decide it";
 }
 
-// "a, b, c and 5 more": the first `named` of `items` and a count of the rest.
+// "a, b and c", or "a, b, c and 5 more": every item when there are at most named + 1 of them
+// (never "and 1 more"), otherwise the first `named` and a count of the rest.
 std::string some_of(const std::vector<std::string>& items, size_t named) {
   if (items.size() <= named + 1) {
     if (items.size() < 2) return items.empty() ? "" : items.front();
@@ -65,19 +66,22 @@ std::string some_of(const std::vector<std::string>& items, size_t named) {
                      items.size() - named);
 }
 
-// Methods named in a verdict's sentence at most; the table lists every one.
+// Methods named in a list of a verdict's sentence (one more where that names them all, with
+// some_of); the table lists every one.
 constexpr size_t kNamedInVerdict = 4;
 
 std::string what_decides(const Comparison& c, const Verdict& v) {
   const MethodResult& leader = c.methods[static_cast<size_t>(v.leader)];
   std::vector<std::string> parts;
-  // Tied methods that missed the target on some seed, and "missed k of n" for each.
-  std::vector<std::string> censored, missed;
+  // Tied methods that missed the target on some seed, and "missed k of n" for each; tied methods
+  // that no number of seeds would tell from the leader.
+  std::vector<std::string> censored, missed, no_difference;
+  bool one_seed = false;
   int seeds = 0;
   for (int j : v.tied) {
     const MethodResult& m = c.methods[static_cast<size_t>(j)];
     if (m.runs.size() < 2) {
-      parts.push_back("at least 2 seeds (one seed gives no interval)");
+      one_seed = true;
     } else if (has_target(c) && m.reached < static_cast<int>(m.runs.size())) {
       censored.push_back(m.spec);
       missed.push_back(fmt::format("missed {} of {}",
@@ -85,10 +89,14 @@ std::string what_decides(const Comparison& c, const Verdict& v) {
     } else if (v.seeds_needed[static_cast<size_t>(j)] > 0) {
       seeds = std::max(seeds, v.seeds_needed[static_cast<size_t>(j)]);
     } else {
-      parts.push_back(fmt::format(
-          "no number of seeds: {} and {} do not differ on average at all over these seeds", m.spec,
-          leader.spec));
+      no_difference.push_back(m.spec);
     }
+  }
+  if (one_seed) parts.push_back("at least 2 seeds (one seed gives no interval)");
+  if (!no_difference.empty()) {
+    parts.push_back(fmt::format(
+        "no number of seeds: {} and {} do not differ on average at all over these seeds",
+        some_of(no_difference, kNamedInVerdict), leader.spec));
   }
   if (censored.size() == 1) {
     parts.push_back(fmt::format(

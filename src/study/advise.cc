@@ -212,7 +212,8 @@ Comparison run_extending(const Round& round, const std::string& budget, double g
     for (const MethodResult& m : merged.methods) {
       if (!reached_everywhere(m)) pending.push_back(m.spec);
     }
-    const Budget next{merged.budget.kind, merged.budget.value * growth, true};
+    Budget next = merged.budget;
+    next.value *= growth;
     next_budget = budget_text(next.kind, next.value);
     log_info("advise: {} the target on every seed within {}; trying {}",
              merged.methods.size() == 1 ? merged.methods.front().spec + " did not reach"
@@ -298,14 +299,21 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
 // Whether a spec is DGD's ("dgd" or "dgd:key=value...").
 bool is_dgd(const std::string& spec) { return spec == "dgd" || spec.rfind("dgd:", 0) == 0; }
 
+// The baseline of the speedups: the first DGD spec of `c` (null: none).
+const MethodResult* dgd_of(const Comparison& c) {
+  for (const MethodResult& m : c.methods) {
+    if (is_dgd(m.spec)) return &m;
+  }
+  return nullptr;
+}
+
 // DGD's times to the target on every seed of `c`, running DGD alone with a larger budget (×2 at a
 // time, at most 64 times c's) when it missed some within c's budget. Empty when DGD is not in
 // `c`; `note` says what was done.
 std::vector<double> dgd_times(const Round& reported, const Comparison& c, std::string& note) {
-  const auto dgd = std::find_if(c.methods.begin(), c.methods.end(),
-                                [](const MethodResult& m) { return is_dgd(m.spec); });
-  if (dgd == c.methods.end() || c.targets.empty()) return {};
-  const MethodResult* source = &*dgd;
+  const MethodResult* dgd = dgd_of(c);
+  if (dgd == nullptr || c.targets.empty()) return {};
+  const MethodResult* source = dgd;
   Comparison extended;
   if (!reached_everywhere(*dgd)) {
     Round alone = reported;
@@ -342,13 +350,14 @@ std::string ranking_table(const Comparison& c, const Verdict& v, const std::vect
   for (size_t i : order) {
     const MethodResult& m = c.methods[i];
     std::string speedup = "—";
-    if (!dgd.empty() && has_target && is_dgd(m.spec)) {
+    if (!dgd.empty() && has_target && &m == dgd_of(c)) {
       speedup = "1 (the baseline)";  // its own runs, extended where they missed the target
     } else if (!dgd.empty() && has_target) {
       const Estimate s = paired_ratio(dgd, criterion_values(c, m), m.runs.size() - m.reached);
       // A method that missed a seed has a lower bound of its time there: its speedup is a bound.
       if (!s.empty()) {
-        speedup = s.censored > 0 ? fmt::format("≤ {:.2f}", s.mean) : format_estimate(s, "{:.2f}");
+        speedup = s.censored > 0 ? "≤ " + format_ratio_number(s.mean, RatioDigits::kTwoDecimals)
+                                 : format_ratio_estimate(s, "", RatioDigits::kTwoDecimals);
       }
     }
     fmt::format_to(std::back_inserter(out), "| {} | {} | {}/{} | {} | {} | {} |\n", ++rank, m.spec,
@@ -427,7 +436,7 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
   Round round{
       config, tuned.specs, first_seed, options.seeds, options.out_dir + "/" + scenario.folder, ""};
   for (const std::string& spec : tuned.specs) {
-    if (is_dgd(spec)) round.baseline = spec;
+    if (is_dgd(spec) && round.baseline.empty()) round.baseline = spec;  // dgd_of's
   }
   log_info("advise: {} ({} methods x {} seeds)", scenario.name, tuned.specs.size(), options.seeds);
   const bool user_budget = !options.budget.empty();
@@ -473,10 +482,10 @@ std::string recommendation(const ScenarioResult& r) {
     const MethodResult& m = c.methods[static_cast<size_t>(j)];
     text += fmt::format("{}{}: {} {} s on {}/{} seeds", group ? "\n  " : " ", m.spec, v.criterion,
                         format_estimate(m.time_to_target, "{:.4g}"), m.reached, m.runs.size());
-    if (!c.targets.empty() && !r.dgd.empty() && !is_dgd(m.spec)) {
+    if (!c.targets.empty() && !r.dgd.empty() && &m != dgd_of(c)) {
       const Estimate s = paired_ratio(r.dgd, criterion_values(c, m));
       text += fmt::format("; speedup over DGD {}× (paired over {} seeds{})",
-                          format_estimate(s, "{:.2f}"), s.n,
+                          format_ratio_estimate(s, "", RatioDigits::kTwoDecimals), s.n,
                           r.dgd_note.empty() ? "" : "; " + r.dgd_note);
     }
   }

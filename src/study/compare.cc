@@ -475,9 +475,9 @@ void log_dropped_keys(
         "the method specs dropped keys of {} that a spec's switched component does not read: {}",
         config.source().empty() ? "the config" : config.source(), fmt::join(parts, "; "));
     // A process that runs many comparisons of the same specs (advise: tuning, budgets, scenarios)
-    // says it once.
-    static std::set<std::string> said;
-    if (said.insert(message).second) log_info("{}", message);
+    // says it once. Not thread-safe: a process runs its comparisons one at a time.
+    static auto* const said = new std::set<std::string>();
+    if (said->insert(message).second) log_info("{}", message);
   }
 }
 

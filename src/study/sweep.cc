@@ -27,7 +27,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 std::string format_ratio(const Estimate& r) {
   if (r.empty()) return "—";
-  return "×" + format_ratio_estimate(r) +
+  return "×" + format_ratio_estimate(r, "", RatioDigits::kTwoDecimals) +
          (r.has_interval() && r.includes(1) ? " (tie not excluded)" : "");
 }
 
@@ -298,7 +298,8 @@ std::optional<Figure> draw_regime_map(const std::string& out_dir, const std::str
       label = map.methods[static_cast<size_t>(v.leader)];
       const Estimate& speedup = r.speedup_over_dgd[static_cast<size_t>(v.leader)];
       if (!speedup.empty() && label != "dgd")
-        label += fmt::format("\n×{:.2f} vs dgd", speedup.mean);
+        label += fmt::format("\n×{} vs dgd",
+                             format_ratio_number(speedup.mean, RatioDigits::kTwoDecimals));
     } else if (v.leader >= 0) {
       label = "undecided:\n" + map.methods[static_cast<size_t>(v.leader)];
       for (int j : v.tied) label += "\n" + map.methods[static_cast<size_t>(j)];

@@ -82,8 +82,6 @@ TEST(Statistics, PairedRatiosAreGeometricMeansOfThePerSeedRatios) {
   EXPECT_EQ(seeds_to_exclude_tie(log_ratios(a, a)), -1);
 }
 
-// The seeds a tie needs: the smallest n with t(n − 1) · sd / √n < |mean log ratio|, checked
-// against the interval that many seeds with the same mean and spread would give.
 TEST(Statistics, APrintedRatioIntervalShowsOnWhichSideOfOneEachBoundLies) {
   // Three significant digits, more where a bound other than 1 would print as "1": an interval
   // that excludes a tie never reads like one that touches it.
@@ -95,8 +93,15 @@ TEST(Statistics, APrintedRatioIntervalShowsOnWhichSideOfOneEachBoundLies) {
   const Estimate e{.n = 5, .mean = 1.16, .low = 1.0012, .high = 1.33};
   EXPECT_EQ(format_ratio_estimate(e, "×"), "1.16× [1.001, 1.33]");
   EXPECT_EQ(format_ratio_estimate(Estimate{}), "—");
+  // Two decimals (advise's speedups, sweep's ratios): "1.00" only for 1 itself.
+  EXPECT_EQ(format_ratio_number(11.853, RatioDigits::kTwoDecimals), "11.85");
+  EXPECT_EQ(format_ratio_number(0.996, RatioDigits::kTwoDecimals), "0.996");
+  EXPECT_EQ(format_ratio_number(1.004, RatioDigits::kTwoDecimals), "1.004");
+  EXPECT_EQ(format_ratio_number(1, RatioDigits::kTwoDecimals), "1.00");
 }
 
+// The seeds a tie needs: the smallest n with t(n − 1) · sd / √n < |mean log ratio|, checked
+// against the interval that many seeds with the same mean and spread would give.
 TEST(Statistics, SeedsToExcludeATieFollowFromTheObservedSpread) {
   const std::vector<double> logs = {0.02, -0.01, 0.05, 0.00, 0.03};  // mean 0.018
   const int n = seeds_to_exclude_tie(logs);

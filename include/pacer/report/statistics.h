@@ -64,14 +64,18 @@ std::vector<double> log_ratios(const std::vector<double>& a, const std::vector<d
 // "12.3 [11.0, 13.6]" (mean [95 % interval]), "12.3" (one value), "≥ 12.3" (censored: a lower
 // bound), "—" (no value). `spec` formats each number ("{:.2f}").
 std::string format_estimate(const Estimate& e, const char* spec);
-// A ratio for tables and verdicts: 3 significant digits, and more where a value other than 1 would
-// print as "1" (at most 17), so that a printed interval shows on which side of 1 each bound lies:
-// "1.001", not "1", for a lower bound of 1.0012. Exactly 1 prints as "1".
-std::string format_ratio_number(double v);
+// How a ratio is printed: 3 significant digits ("1.35", "11.8") or 2 decimals ("1.35", "11.85").
+enum class RatioDigits { kThreeSignificant, kTwoDecimals };
+// A ratio for tables and verdicts, with `digits`, and more where a value other than 1 would print
+// as 1 ("1" or "1.00"; at most 17 digits), so that a printed interval shows on which side of 1
+// each bound lies: "1.001", not "1", for a lower bound of 1.0012. Exactly 1 prints as "1" (or
+// "1.00").
+std::string format_ratio_number(double v, RatioDigits digits = RatioDigits::kThreeSignificant);
 // "1.35<unit> [1.22, 1.48]" of a ratio estimate with format_ratio_number's numbers ("×" as `unit`
 // gives "1.35× [1.22, 1.48]"); the mean alone without an interval; "—" without a value. A caller
 // says what a censored or tied estimate means, in its own words.
-std::string format_ratio_estimate(const Estimate& e, std::string_view unit = "");
+std::string format_ratio_estimate(const Estimate& e, std::string_view unit = "",
+                                  RatioDigits digits = RatioDigits::kThreeSignificant);
 // Four CSV fields "mean,low,high,censored" (an absent number is blank, every number at full
 // precision).
 std::string csv_estimate(const Estimate& e);
