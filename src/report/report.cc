@@ -83,8 +83,18 @@ const MethodResult& baseline_method(const Comparison& c) {
 
 // The paired per-seed ratios and differences of one metric, m against b.
 struct Paired {
-  int pairs = 0, censored = 0;
+  // censored: pairs with a lower bound on either side; mine_censored / theirs_censored: pairs
+  // with one on m's side only / on b's side only.
+  int pairs = 0, censored = 0, mine_censored = 0, theirs_censored = 0;
   Estimate ratio, difference;
+  // "≥ " when every censored pair has its bound on m's side (the ratio is then a lower bound),
+  // "≤ " when on b's side (an upper bound), "" otherwise.
+  std::string bound() const {
+    if (censored == 0) return "";
+    if (mine_censored == censored) return "≥ ";
+    if (theirs_censored == censored) return "≤ ";
+    return "";
+  }
 };
 
 Paired paired(const Metric& metric, const MethodResult& m, const MethodResult& b) {
@@ -95,6 +105,8 @@ Paired paired(const Metric& metric, const MethodResult& m, const MethodResult& b
     if (std::isnan(mine.value) || std::isnan(theirs.value)) continue;
     ++p.pairs;
     p.censored += mine.censored || theirs.censored ? 1 : 0;
+    p.mine_censored += mine.censored && !theirs.censored ? 1 : 0;
+    p.theirs_censored += theirs.censored && !mine.censored ? 1 : 0;
     differences.push_back(mine.value - theirs.value);
     if (theirs.value != 0) ratios.push_back(mine.value / theirs.value);
   }
@@ -118,7 +130,10 @@ std::string against_baseline_section(const Comparison& c) {
       "same seed: geometric mean ratio [95 % interval: Student t on the log scale over the "
       "pairs]; below 1 is smaller (for times and losses, better); \"tie not excluded\" where the "
       "interval includes 1. \"(k censored)\": in k pairs a seed missed the target and its end "
-      "value, a lower bound, stands in. Numbers at full precision, and the differences, in "
+      "value, a lower bound, stands in; the ratio is then marked ≥ (a lower bound) when the "
+      "method missed and the baseline did not, ≤ (an upper bound) when the baseline missed and "
+      "the method did not, and left unmarked when both sides hold bounds. Numbers at full "
+      "precision, and the differences, in "
       "against.csv.\n\n| method |",
       b.spec, b.spec);
   std::vector<const Metric*> metrics;
@@ -138,7 +153,7 @@ std::string against_baseline_section(const Comparison& c) {
       const Paired p = paired(*metric, m, b);
       const std::string censored =
           p.censored > 0 ? fmt::format("({} censored) ", p.censored) : std::string();
-      out += fmt::format(" {}{} |", censored, format_ratio(p.ratio));
+      out += fmt::format(" {}{}{} |", censored, p.bound(), format_ratio(p.ratio));
     }
     out += "\n";
   }
