@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "pacer/method/method.h"
 #include "test_util.h"
 
 namespace pacer::testing {
@@ -311,6 +312,21 @@ TEST(Cli, VersionAndHelp) {
   for (const char* sub : {"run", "compare", "data", "version"}) {
     EXPECT_NE(h.output.find(sub), std::string::npos) << sub;
   }
+}
+
+// `pacer methods` lists every registered method, one line each: name, kind, parameter, summary.
+TEST(Cli, MethodsListsEveryMethodOnItsOwnLine) {
+  const CommandResult r = run_pacer("methods");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string& name : method_names()) {
+    const std::regex line("\n" + name + " +(synchronous|asynchronous) +\\S+.* +[a-z]");
+    EXPECT_TRUE(std::regex_search(r.output, line)) << name << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("\npgc-cr               synchronous   s = 1"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\nringmaster           asynchronous  R = n"), std::string::npos)
+      << r.output;
+  EXPECT_NE(run_pacer("--help").output.find("methods"), std::string::npos);
 }
 
 TEST(Cli, CompareRunsSeveralMethodsIntoOneTable) {

@@ -153,6 +153,8 @@ struct TimelineArgs {
 int command_timeline(const TimelineArgs& args);
 
 int command_version();
+// Every method of method_infos() (method/method.h), one line each.
+int command_methods();
 
 // `resumable`: the command also takes --resume DIR instead of a config (run).
 void add_config_args(CLI::App* command, ConfigArgs& args, bool resumable = false);

@@ -221,6 +221,10 @@ Parsed define_mpi_rank(CLI::App&) {
   return {[](int, char**) { return command_mpi_rank({}); }, nullptr};
 }
 
+Parsed define_methods(CLI::App&) {
+  return {[](int, char**) { return command_methods(); }, nullptr};
+}
+
 Parsed define_version(CLI::App&) {
   return {[](int, char**) { return command_version(); }, nullptr};
 }
@@ -249,6 +253,7 @@ const std::vector<CommandDef>& command_table() {
        "run one rank of an MPI job as `pacer COMMAND...` in a child process, so that the job "
        "outlives a dead worker on every host (docs/mpi.md)",
        define_mpi_rank},
+      {"methods", "list the methods, their main parameter and what each does", define_methods},
       {"version", "print version and build information", define_version},
   };
   return table;

@@ -28,6 +28,7 @@
 #include "pacer/core/run_folder.h"
 #include "pacer/data/loaders.h"
 #include "pacer/engine/registry.h"
+#include "pacer/method/method.h"
 #include "pacer/model/torch_plugin.h"
 #include "pacer/report/fit_report.h"
 #include "pacer/report/job_log.h"
@@ -164,6 +165,20 @@ std::string command_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) line += (i ? " " : "") + shell_word(argv[i]);
   return line;
+}
+
+int command_methods() {
+  std::printf("%-20s %-13s %-10s %s\n", "method", "kind", "parameter", "what it does");
+  for (const MethodInfo& m : method_infos()) {
+    std::printf("%-20s %-13s %-10s %s\n", m.name.c_str(),
+                m.synchronous ? "synchronous" : "asynchronous",
+                m.parameter.empty() ? "-" : m.parameter.c_str(), m.summary.c_str());
+  }
+  std::printf(
+      "\nA spec sets a method's keys: pgc-cr:s=2, is-sgd:k=3, asgd:optimizer.lr=0.01 "
+      "(--methods of compare, sweep, advise, validate). Each method's update rule opens its file "
+      "in src/method/; minibatches, the reported loss and stragglers: docs/methods.md.\n");
+  return 0;
 }
 
 int command_version() {

@@ -86,4 +86,16 @@ std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& set
 // Every registered method name, in the order `pacer compare` lists them.
 std::vector<std::string> method_names();
 
+// What `pacer methods` prints of a registered method: its name, whether it is synchronous, its
+// main parameter ("s = 1", "k = 1", "R = n", "S = n"; "" for none) and one line of what it does
+// (the update rules in full: DESIGN.md section 3).
+struct MethodInfo {
+  std::string name;
+  bool synchronous = true;
+  std::string parameter;
+  std::string summary;
+};
+// Every registered method, in method_names()'s order.
+std::vector<MethodInfo> method_infos();
+
 }  // namespace pacer
