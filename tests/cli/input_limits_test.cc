@@ -111,7 +111,7 @@ TEST(CliLimits, UnknownCommandIsNamedWithTheCommands) {
   EXPECT_EQ(
       error_line(r),
       "pacer: error: unknown command 'frobnicate' (expected one of: run, compare, sweep, data, "
-      "fit, stragglers, profile, advise, validate, claims, timeline, mpi-rank, version)")
+      "fit, stragglers, profile, advise, validate, claims, timeline, mpi-rank, methods, version)")
       << r.output;
   r = run_pacer("-q data frobnicate x");
   EXPECT_EQ(r.exit_code, 2) << r.output;
