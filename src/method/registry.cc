@@ -59,6 +59,14 @@ constexpr Entry kMethods[] = {
      "asynchronous SGD that steps with the mean of a table of per-worker gradient means"},
 };
 
+// The entry named `name`; null when there is none.
+const Entry* find_entry(std::string_view name) {
+  for (const Entry& e : kMethods) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::string> method_names() {
@@ -76,13 +84,16 @@ std::vector<MethodInfo> method_infos() {
   return infos;
 }
 
-std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& setup) {
-  std::string name = config.get_string("method.name", "dgd");
-  for (const Entry& e : kMethods) {
-    if (e.name == name) return e.factory(config, setup);
-  }
-  fail("{}: key 'method.name': expected one of {}, got \"{}\"{}", config.origin("method.name"),
+void check_method_name(const std::string& name, const std::string& origin) {
+  if (find_entry(name) != nullptr) return;
+  fail("{}: key 'method.name': expected one of {}, got \"{}\"{}", origin,
        fmt::join(method_names(), ", "), name, did_you_mean(name, method_names()));
+}
+
+std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& setup) {
+  const std::string name = config.get_string("method.name", "dgd");
+  check_method_name(name, config.origin("method.name"));
+  return find_entry(name)->factory(config, setup);
 }
 
 }  // namespace pacer

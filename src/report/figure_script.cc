@@ -67,6 +67,16 @@ std::string describe_seeds(std::vector<uint64_t> seeds) {
   return fmt::format("seeds {}", fmt::join(parts, ", "));
 }
 
+double title_pixels(const std::string& title) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end; (end = title.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(title.substr(start, end - start));
+  }
+  lines.push_back(title.substr(start));
+  return 0.75 * kTitleFont * static_cast<double>(longest(lines));
+}
+
 std::string describe_target(double target, const std::string& target_on) {
   return fmt::format("{:g} on {}", target, target_on == "full" ? "F" : "the train loss");
 }

@@ -55,6 +55,9 @@ std::string describe_seeds(std::vector<uint64_t> seeds);
 std::string describe_target(double target, const std::string& target_on);
 // The characters of the longest label (UTF-8 code points).
 size_t longest(const std::vector<std::string>& labels);
+// The pixels a title (lines separated by '\n') at kTitleFont takes: its longest line, at about
+// 0.75 × 17 pixels per character.
+double title_pixels(const std::string& title);
 
 // The label of a time axis: "simulated time (s)", "wall-clock time (s)", "time (s)".
 std::string time_axis_label(Clock clock);

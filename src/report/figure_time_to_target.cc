@@ -76,17 +76,6 @@ std::vector<std::string> bar_clauses(const ComparisonRuns& runs, const std::stri
   return clauses;
 }
 
-// The lines of a text.
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
-    lines.push_back(text.substr(start, end - start));
-  }
-  lines.push_back(text.substr(start));
-  return lines;
-}
-
 // The 95 % interval as an error bar (drawn as vectors: gnuplot's errorbars leave a gap at the
 // mean), for the means every seed of which reached the target. A censored mean has none, as in
 // the tables: its seeds' end times are lower bounds, and an interval of them would reach past the
@@ -135,9 +124,8 @@ std::optional<Figure> time_to_target_figure(const std::string& dir, const Compar
   const double names = 40 + kCharPixels * static_cast<double>(longest(specs));
   const std::string title = comparison_title(runs, "time to target " + target, methods, seeds);
   // gnuplot centres the title over the plot, right of the names: the plot is at least as wide as
-  // the title's longer line (about 0.75 × 17 pixels per character, as the workers figure).
-  const double title_w = 0.75 * kTitleFont * static_cast<double>(longest(lines_of(title)));
-  const int width = static_cast<int>(names + std::max(900.0, 60 + title_w)),
+  // the title's longer line.
+  const int width = static_cast<int>(names + std::max(900.0, 60 + title_pixels(title))),
             height = std::max(380, 190 + 34 * n);
   std::string caption = fmt::format(
       "Time to the target {} per method ({}): the mean over {} (bar) with its 95 % t interval "

@@ -237,9 +237,8 @@ std::optional<Figure> workers_figure(const std::string& dir, const ComparisonRun
   // character as pngcairo draws it), so that neighbouring titles never run into each other.
   const int cell_w = std::max(std::clamp<int>(static_cast<int>(40 + 20 * d.workers), 260, 420),
                               static_cast<int>(40 + 11 * longest(d.labels)));
-  // At least as wide as the title's longer line (about 0.75 × 17 pixels per character).
-  const int title_w = static_cast<int>(
-      40 + 0.75 * kTitleFont * static_cast<double>(longest({title.substr(title.find('\n') + 1)})));
+  // At least as wide as the title's longer line.
+  const int title_w = static_cast<int>(40 + title_pixels(title));
   const int width = std::max(100 + columns * cell_w, title_w), height = 165 + rows * 220;
   Script s("workers", caption, width, height);
   small_multiples_script(s, runs, d, title, width, height, columns);

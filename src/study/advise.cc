@@ -296,6 +296,12 @@ Tuned tune_candidates(const Config& base, const std::vector<std::string>& specs,
   return t;
 }
 
+// The first of the seeds add_seeds_for_ties gives the tied methods: right after the tuning seeds,
+// so never a reported or a tuning one.
+uint64_t first_extra_seed(const AdviseOptions& options, uint64_t first_seed) {
+  return first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds);
+}
+
 // Whether a spec is DGD's ("dgd" or "dgd:key=value...").
 bool is_dgd(const std::string& spec) { return spec == "dgd" || spec.rfind("dgd:", 0) == 0; }
 
@@ -444,9 +450,8 @@ ScenarioResult run_scenario(const Config& base, const Scenario& scenario, const 
   Comparison c = run_extending(round, budget, user_budget ? 0 : 2, 5);
   if (extend_dgd) {
     result.dgd = dgd_times(round, c, result.dgd_note);
-    // Seeds for the methods tied with the leader, after the tuning seeds (never reported ones).
-    const uint64_t extra = first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds);
-    result.extra_seeds = add_seeds_for_ties(round, extra, options.max_seeds, c);
+    result.extra_seeds =
+        add_seeds_for_ties(round, first_extra_seed(options, first_seed), options.max_seeds, c);
   }
   result.compare = finish_comparison(std::move(c), round.folder);
   return result;
@@ -580,8 +585,7 @@ std::string answer_header(const AdviseOptions& options, const Comparison& c, con
   size_t most_runs = 0;
   for (const MethodResult& m : c.methods) most_runs = std::max(most_runs, m.runs.size());
   if (most_runs > static_cast<size_t>(options.seeds)) {
-    // add_seeds_for_ties: the tied methods' extra seeds come after the tuning seeds.
-    const uint64_t extra = first_seed + static_cast<uint64_t>(options.seeds + options.tuning_seeds);
+    const uint64_t extra = first_extra_seed(options, first_seed);
     out += fmt::format(" (the leader and the methods tied with it also {}..{}: {} in all)", extra,
                        extra + most_runs - static_cast<size_t>(options.seeds) - 1, most_runs);
   }

@@ -14,7 +14,6 @@
 #include "pacer/core/files.h"
 #include "pacer/core/interrupt.h"
 #include "pacer/core/log.h"
-#include "pacer/core/suggest.h"
 #include "pacer/method/method.h"
 #include "pacer/report/plot.h"
 #include "pacer/report/report.h"
@@ -29,11 +28,7 @@ Config config_for(const Config& base, const std::string& spec) {
   // Errors about the spec's keys name the spec, not the config file.
   const std::string origin = "--methods " + spec;
   const std::string name = spec.substr(0, colon);
-  const std::vector<std::string> names = method_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    fail("{}: key 'method.name': expected one of {}, got \"{}\"{}", origin, fmt::join(names, ", "),
-         name, did_you_mean(name, names));
-  }
+  check_method_name(name, origin);
   config.set_string("method.name", name, origin);
   while (colon != std::string::npos) {
     size_t next = spec.find(':', colon + 1);

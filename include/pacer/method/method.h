@@ -85,6 +85,10 @@ class Method {
 std::unique_ptr<Method> make_method(const Config& config, const MethodSetup& setup);
 // Every registered method name, in the order `pacer compare` lists them.
 std::vector<std::string> method_names();
+// An Error unless `name` is one of method_names(): "<origin>: key 'method.name': expected one of
+// ..., got "<name>"; did you mean ...?". `origin` says where the name was given (a config file,
+// "--set ...", "--methods <spec>").
+void check_method_name(const std::string& name, const std::string& origin);
 
 // What `pacer methods` prints of a registered method: its name, whether it is synchronous, its
 // main parameter ("s = 1", "k = 1", "R = n", "S = n"; "" for none) and one line of what it does
